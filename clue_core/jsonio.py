@@ -1,0 +1,86 @@
+"""Read the official JSON / JSON Lines files with errors that name file, line and field.
+
+Task readers build on these so that every malformed input ends in the same kind of
+one-line message (see :class:`clue_core.errors.InputError`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import InputError
+
+_MISSING = object()
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a whole-file JSON document (CMRC2018, C3, CHID answers)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read file ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; 1-based line numbers."""
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(path, f"cannot read file ({exc.strerror})") from None
+    with handle:
+        line_number = 0
+        try:
+            for line_number, line in enumerate(handle, start=1):  # noqa: B007
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_number) from None
+                if not isinstance(record, dict):
+                    raise InputError(path, f"expected a JSON object, got {type(record).__name__}", line=line_number)
+                yield line_number, record
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 text ({exc.reason})", line=line_number + 1) from None
+
+
+def field(
+    record: dict[str, Any],
+    name: str,
+    expected: type | tuple[type, ...],
+    *,
+    path: str | Path,
+    line: int | None = None,
+    default: Any = _MISSING,
+) -> Any:
+    """Fetch ``record[name]`` checking its type; missing or mistyped fields raise InputError."""
+    if name not in record:
+        if default is not _MISSING:
+            return default
+        raise InputError(path, "missing", line=line, field=name)
+    value = record[name]
+    # bool is an int subclass: never accept it where a number or string is wanted
+    if isinstance(value, bool) and bool not in (expected if isinstance(expected, tuple) else (expected,)):
+        raise InputError(path, f"expected {_type_names(expected)}, got bool", line=line, field=name)
+    if not isinstance(value, expected):
+        raise InputError(
+            path, f"expected {_type_names(expected)}, got {type(value).__name__}", line=line, field=name
+        )
+    return value
+
+
+def _type_names(expected: type | tuple[type, ...]) -> str:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    names = {"str": "a string", "int": "an integer", "list": "a list", "dict": "an object", "float": "a number"}
+    return " or ".join(names.get(t.__name__, t.__name__) for t in types)

@@ -1,0 +1,3 @@
+"""clue-models-hf: a clue-core plugin distribution."""
+
+__version__ = "0.1.0"
