@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from clue_core.hookspecs import hookimpl
+from clue_core.specs import TaskSpec
+from clue_tasks_classic.catalog import TASKS
 
 
 @hookimpl
-def clue_tasks() -> list:
-    return []
+def clue_tasks() -> list[TaskSpec]:
+    return list(TASKS)

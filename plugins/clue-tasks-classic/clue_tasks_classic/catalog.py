@@ -1,0 +1,174 @@
+"""The TaskSpecs of AFQMC, TNEWS, IFLYTEK, OCNLI, CMNLI, CLUEWSC2020, CSL and diagnostics.
+
+Plain data only (no reader code is imported here), so ``clue-core list`` stays fast.
+Sizes and checksums of the official archives, submission file names and reference
+hyperparameters follow the official repository, its submission instructions (2021-09-04)
+and the baselines.
+"""
+
+from __future__ import annotations
+
+from clue_core.examples import CLASSIFICATION
+from clue_core.specs import DataSource, TaskSpec, TestVersion
+from clue_tasks_classic import labels
+
+OFFICIAL_BASE = "https://storage.googleapis.com/cluebenchmark/tasks/"
+READERS = "clue_tasks_classic.readers"
+METRICS = ("accuracy", "macro_f1")
+GROUP = "classification"
+
+SMALL_MODEL_NOTE = (
+    "Small models (3-4 layers, hidden size <= 312) underfit at these rates: use a learning rate "
+    "around 1e-4 and two to three times the epochs."
+)
+
+
+def _source(filename: str, size: int | None, sha256: str | None = None) -> DataSource:
+    return DataSource(url=OFFICIAL_BASE + filename, filename=filename, size=size, sha256=sha256)
+
+
+def _hparams(max_length: int, batch_size: int, learning_rate: float, epochs: int) -> dict[str, object]:
+    return {
+        "max_length": max_length,
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "epochs": epochs,
+        "warmup_ratio": 0.1,
+    }
+
+
+def _only_test(submission_file: str) -> tuple[TestVersion, ...]:
+    """A task with a single ``test.json``: that file is the CLUE 1.1 test set."""
+    return (TestVersion("1.1", "test", submission_file),)
+
+
+def _two_tests(stem: str) -> tuple[TestVersion, ...]:
+    """TNEWS and CLUEWSC2020 ship ``test.json`` (1.1) and ``test1.0.json`` (1.0)."""
+    return (
+        TestVersion("1.1", "test", f"{stem}11_predict.json"),
+        TestVersion("1.0", "test1.0", f"{stem}10_predict.json"),
+    )
+
+
+def _task(name: str, **fields: object) -> TaskSpec:
+    fields.setdefault("kind", CLASSIFICATION)
+    fields.setdefault("metrics", METRICS)
+    fields.setdefault("primary_metric", "accuracy")
+    fields.setdefault("group", GROUP)
+    fields.setdefault("reader", f"{READERS}:read_{name}")
+    fields.setdefault("sample", f"clue_tasks_classic:samples/{name}")
+    return TaskSpec(name=name, **fields)  # type: ignore[arg-type]
+
+
+TASKS: tuple[TaskSpec, ...] = (
+    _task(
+        "afqmc",
+        description="Ant Financial Question Matching: do two customer questions mean the same? (sentence pair)",
+        labels=labels.BINARY,
+        label_descriptions={"0": "different meaning", "1": "same meaning"},
+        test_versions=_only_test("afqmc_predict.json"),
+        source=_source("afqmc_public.zip", 1195044,
+                       "5a4cb1556b833010c329fa2ad2207d9e98fc94071b7e474015e9dd7c385db4dc"),
+        data_files=("train.json", "dev.json", "test.json"),
+        hyperparameters=_hparams(128, 32, 2e-5, 3),
+        notes=SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "tnews",
+        description="Toutiao news title classification into 15 categories (TNEWS')",
+        labels=labels.TNEWS,
+        label_descriptions=labels.TNEWS_DESCRIPTIONS,
+        test_versions=_two_tests("tnews"),
+        source=_source("tnews_public.zip", 5123575,
+                       "77c476e70cfe0b014a81b84c6e1db2142a8a2f52f4ae0a8216aa75e673933462"),
+        data_files=("train.json", "dev.json", "test.json", "test1.0.json", "labels.json"),
+        hyperparameters=_hparams(128, 32, 2e-5, 3),
+        notes="Input is the title only, as in the official baselines. " + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "iflytek",
+        description="iFLYTEK app description classification into 119 categories (IFLYTEK')",
+        labels=labels.IFLYTEK,
+        label_descriptions=labels.IFLYTEK_DESCRIPTIONS,
+        test_versions=_only_test("iflytek_predict.json"),
+        source=_source("iflytek_public.zip", 6505938,
+                       "c59b961b29f1d0bad0c5e01aa62e4a61a80e9cfb980ce89b06c000851fbb3b06"),
+        data_files=("train.json", "dev.json", "test.json", "labels.json"),
+        hyperparameters=_hparams(128, 32, 2e-5, 3),
+        notes="Descriptions are long; 128 tokens keeps the first part, as the baselines do. " + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "ocnli",
+        description="Original Chinese NLI: entailment / neutral / contradiction (sentence pair)",
+        labels=labels.NLI,
+        test_versions=_only_test("ocnli_50k_predict.json"),
+        # The archive's md5 is only known in part (acb426f6...07): left unset rather than guessed.
+        source=DataSource(url=OFFICIAL_BASE + "ocnli_public.zip", filename="ocnli_public.zip"),
+        data_files=("train.50k.json", "dev.json", "test.json"),
+        hyperparameters=_hparams(128, 32, 3e-5, 5),
+        notes="Lines labelled '-' (no annotator majority) are dropped and counted. " + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "cmnli",
+        description="Chinese Multi-Genre NLI (translated MNLI + XNLI): entailment / neutral / contradiction",
+        labels=labels.NLI,
+        # CLUE 1.1 replaced CMNLI by OCNLI in the classification score: no leaderboard group.
+        group=None,
+        test_versions=_only_test("cmnli_predict.json"),
+        source=_source("cmnli_public.zip", 31404066,
+                       "3a3f3b1d3d27134cf11e585156f07fa050bd0a0836821c02696af0dbaa14513b"),
+        data_files=("train.json", "dev.json", "test.json"),
+        hyperparameters=_hparams(128, 32, 3e-5, 2),
+        notes="Files sit in cmnli_public/; lines labelled '-' are dropped and counted. "
+        "Part of the CLUE 1.0 classification score only (CLUE 1.1 uses OCNLI). " + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "cluewsc2020",
+        description="CLUE Winograd Schema Challenge: does the pronoun [..] refer to the noun _.._?",
+        labels=labels.WSC,
+        label_descriptions={"true": "the pronoun refers to the noun", "false": "it does not"},
+        test_versions=_two_tests("cluewsc"),
+        source=_source("cluewsc2020_public.zip", 281384,
+                       "ebe5f357b19392d601be401b2fd4246983f534809a078eab7bda1de418fb3ffe"),
+        data_files=("train.json", "dev.json", "test.json", "test1.0.json"),
+        hyperparameters=_hparams(128, 16, 2e-5, 50),
+        notes="Small training set: results vary a lot with the seed and batch size (try 8-16, lr 1e-5 to 3e-5). "
+        + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "csl",
+        description="Chinese Scientific Literature: are all the keywords real keywords of the abstract?",
+        labels=labels.BINARY,
+        label_descriptions={"0": "some keywords are fake", "1": "all keywords are real"},
+        test_versions=_only_test("csl_predict.json"),
+        source=_source("csl_public.zip", 3234594,
+                       "795d1a2e475d59acad8236f6c5baba7a0b43d3e0508cb60f15ffbc76d5f437c4"),
+        data_files=("train.json", "dev.json", "test.json"),
+        hyperparameters=_hparams(256, 16, 1e-5, 5),
+        notes="Input pairs the space-joined keywords with the abstract. " + SMALL_MODEL_NOTE,
+    ),
+    _task(
+        "diagnostics",
+        description="CLUE diagnostic NLI set (test only): predict it with a model trained on an NLI task",
+        labels=labels.NLI,
+        group=None,
+        splits=(),
+        test_versions=_only_test("diagnostics_predict.json"),
+        source=_source("clue_diagnostics_public.zip", 12062,
+                       "56b52e70c195686557a966c6064c9bdc4dece1de8c89551f89ad046637e9a7c4"),
+        data_files=("diagnostics_test.json",),
+        hyperparameters=_hparams(128, 32, 3e-5, 2),
+        notes="No train or dev split: predict it with a model trained on OCNLI (the 2021 submission "
+        "instructions) or CMNLI (the original setup); the submission has the OCNLI format.",
+    ),
+)
+
+TASK_NAMES = tuple(task.name for task in TASKS)
+
+
+def task(name: str) -> TaskSpec:
+    """The spec of one classic task by name."""
+    for spec in TASKS:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"clue-tasks-classic has no task {name!r} (has: {', '.join(TASK_NAMES)})")
