@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Union
 
 CLASSIFICATION = "classification"
 SPAN = "span"
@@ -20,7 +19,7 @@ KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE)
 
 #: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
 #: 0-based line index where the file has none (AFQMC train/dev). Submissions echo it as is.
-ExampleId = Union[str, int]
+ExampleId = str | int
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class MultipleChoiceExample:
     group: str | None = None
 
 
-Example = Union[ClassificationExample, SpanExample, MultipleChoiceExample]
+Example = ClassificationExample | SpanExample | MultipleChoiceExample
 
 KIND_OF = {
     ClassificationExample: CLASSIFICATION,

@@ -41,7 +41,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     with handle:
         line_number = 0
         try:
-            for line_number, line in enumerate(handle, start=1):  # noqa: B007
+            for line_number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
                 try:

@@ -1,0 +1,341 @@
+"""The ``clue-core`` command line: list, info, download, run, evaluate, submit, report.
+
+Only click and the kernel are imported at start-up; each command imports what it needs,
+so ``clue-core list`` and ``--help`` never load torch or transformers. Every
+:class:`~clue_core.errors.ClueError` ends as one ``error: …`` line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clue_core import __version__
+from clue_core.errors import ClueError
+from clue_core.kernel import Kernel
+
+LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers")
+
+
+class ClueGroup(click.Group):
+    """Turns user-facing errors into one line and exit code 2, without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClueError as exc:
+            if ctx.obj and ctx.obj.get("strict"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
+def get_kernel(ctx: click.Context) -> Kernel:
+    obj = ctx.ensure_object(dict)
+    if "kernel" not in obj:
+        obj["kernel"] = Kernel(strict=True if obj.get("strict") else None)
+    return obj["kernel"]
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def echo_table(rows: list[list[str]]) -> None:
+    from clue_core.table import format_table
+
+    click.echo(format_table(rows))
+
+
+@click.group(cls=ClueGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="clue-core")
+@click.option("--strict", is_flag=True, help="Re-raise plugin errors with their traceback (CLUE_STRICT_PLUGINS=1).")
+@click.pass_context
+def cli(ctx: click.Context, strict: bool) -> None:
+    """Fine-tune, evaluate and submit models on the CLUE benchmark."""
+    ctx.ensure_object(dict)["strict"] = strict
+
+
+# -- list / info -------------------------------------------------------------------------
+
+
+@cli.command("list")
+@click.argument("what", type=click.Choice(LIST_WHAT), default="plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
+    """List plugins (default), tasks, models, metrics or submission writers."""
+    kernel = get_kernel(ctx)
+    if what == "plugins":
+        rows = [p.as_dict() for p in kernel.plugins]
+        if as_json:
+            return echo_json(rows)
+        table = [["plugin", "distribution", "version", "status", "provides"]]
+        for p in kernel.plugins:
+            provides = "; ".join(f"{k}: {', '.join(v)}" for k, v in p.provides.items()) or "-"
+            status = p.status if p.status != "error" else f"error: {p.error}"
+            table.append([p.name, p.distribution or "-", p.version or "-", status, provides])
+        return echo_table(table)
+    registry = getattr(kernel, what)
+    owner = {name: kernel.owner.get((what, name), "?") for name in registry}
+    if as_json:
+        return echo_json([{**_spec_dict(spec), "plugin": owner[name]} for name, spec in registry.items()])
+    if what == "tasks":
+        table = [["task", "kind", "group", "metrics", "test versions", "plugin", "description"]]
+        for name, t in registry.items():
+            versions = ", ".join(v.version for v in t.test_versions) or "-"
+            table.append([name, t.kind, t.group or "-", ", ".join(t.metrics), versions, owner[name], t.description])
+    elif what == "models":
+        table = [["model", "kinds", "size", "parameters", "plugin", "description"]]
+        for name, m in registry.items():
+            shown = f"{name}:<checkpoint or path>" if m.family else name
+            params = _human_count(m.parameters)
+            table.append([shown, ", ".join(m.kinds), m.size_class or "-", params, owner[name], m.description])
+    elif what == "metrics":
+        table = [["metric", "kinds", "plugin", "description"]]
+        for name, m in registry.items():
+            table.append([name, ", ".join(m.kinds) or "any", owner[name], m.description])
+    else:
+        table = [["writer", "scored by", "plugin", "description"]]
+        for name, w in registry.items():
+            table.append([name, "position" if w.ordered else "key", owner[name], w.description])
+    echo_table(table)
+
+
+def _human_count(count: int | None) -> str:
+    if count is None:
+        return "-"
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 1_000:
+        return f"{count / 1_000:.0f}k"
+    return str(count)
+
+
+def _spec_dict(spec: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return json.loads(json.dumps(dataclasses.asdict(spec), default=str))
+
+
+@cli.command()
+@click.argument("task_name", metavar="TASK")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
+    """Show a task: kind, labels, metrics, data files, submission files, hyperparameters."""
+    from clue_core import data
+
+    kernel = get_kernel(ctx)
+    task = kernel.task(task_name)
+    cached = data.clue_home() / "data" / task.name
+    if as_json:
+        return echo_json({**_spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
+                          "cached": str(cached) if cached.is_dir() else None})
+    lines = [
+        f"{task.name} — {task.description}",
+        f"  plugin:           {kernel.owner.get(('tasks', task.name))}",
+        f"  kind:             {task.kind}",
+        f"  leaderboard group: {task.group or '-'}",
+        f"  metrics:          {', '.join(task.metrics)} (primary: {task.primary_metric})",
+        f"  splits:           {', '.join(task.splits) or '-'}",
+    ]
+    if task.labels:
+        described = [f"{lab} ({task.label_descriptions[lab]})" if lab in task.label_descriptions else lab
+                     for lab in task.labels]
+        lines.append(f"  labels ({len(task.labels)}):      {', '.join(described)}")
+    lines.append("  test versions:")
+    for v in task.test_versions:
+        lines.append(f"    {v.version:<5} split {v.split:<10} → {v.submission_file}")
+    if not task.test_versions:
+        lines.append("    (none)")
+    if task.source:
+        size = f"{task.source.size:,} bytes" if task.source.size else "size unknown"
+        checksum = f"sha256 {task.source.sha256}" if task.source.sha256 else (
+            f"md5 {task.source.md5}" if task.source.md5 else "no checksum")
+        lines.append(f"  data:             {task.source.url} ({size}, {checksum})")
+    if task.data_files:
+        lines.append(f"  data files:       {', '.join(task.data_files)}")
+    lines.append(f"  cached:           {cached if cached.is_dir() else 'no (clue-core download ' + task.name + ')'}")
+    lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
+    if task.hyperparameters:
+        hp = ", ".join(f"{k}={v}" for k, v in task.hyperparameters.items())
+        lines.append(f"  recommended:      {hp}")
+    if task.notes:
+        lines.append(f"  notes:            {task.notes}")
+    click.echo("\n".join(lines))
+
+
+# -- download ----------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("tasks", nargs=-1, metavar="TASK…")
+@click.option("--all", "all_tasks", is_flag=True, help="Every task that has an official archive.")
+@click.pass_context
+def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> None:
+    """Download, verify and extract official task data into the cache ($CLUE_HOME)."""
+    from clue_core import data
+
+    kernel = get_kernel(ctx)
+    if all_tasks:
+        specs = [t for t in kernel.tasks.values() if t.source]
+    elif tasks:
+        specs = [kernel.task(name) for name in tasks]
+    else:
+        raise ClueError("name the tasks to download, or pass --all")
+    for task in specs:
+        folder = data.ensure_task_data(task, progress=sys.stderr.isatty())
+        click.echo(f"{task.name}: {folder}")
+
+
+# -- run ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("tasks", nargs=-1, metavar="TASK…")
+@click.option("--model", "-m", help="Model name, 'family:checkpoint', or a trained model directory.")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Extracted official folder or zip (or a parent).")
+@click.option("--sample", is_flag=True, default=None, help="Use the small sample bundled with the task plugin.")
+@click.option("--output-dir", "-o", type=click.Path(path_type=Path), help="Where run directories go.")
+@click.option("--seed", type=int, help="Random seed (default 42).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="TOML or YAML run configuration.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hyperparameter.")
+@click.option("--no-train", is_flag=True, help="Predict with an already trained model directory.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in --output-dir.")
+@click.option("--overwrite", is_flag=True, help="Replace an earlier run in the same directory.")
+@click.option("--dry-run", is_flag=True, help="Show what would run, with resolved settings; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.pass_context
+def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir: Path | None, sample: bool | None,
+        output_dir: Path | None, seed: int | None, config_file: Path | None, overrides: tuple[str, ...],
+        no_train: bool, resume: bool, overwrite: bool, dry_run: bool, as_json: bool) -> None:
+    """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
+    from clue_core import runner
+    from clue_core.config import load_config, parse_override
+
+    config = load_config(config_file) if config_file else {}
+    task_names = list(tasks) or config.get("tasks", [])
+    model_name = model or config.get("model")
+    if not model_name:
+        raise ClueError("choose a model with --model (see 'clue-core list models')")
+    if sample is None:
+        sample = bool(config.get("sample", False))
+    if data_dir is None and config.get("data_dir") and not sample:
+        data_dir = Path(config["data_dir"]).expanduser()
+    if sample and data_dir:
+        raise ClueError("--sample and --data-dir exclude each other")
+    if resume and not (output_dir or config.get("output_dir")):
+        raise ClueError("--resume needs the --output-dir of the run to continue")
+    request = runner.RunRequest(
+        tasks=task_names,
+        model=model_name,
+        data_dir=data_dir,
+        sample=sample,
+        output_dir=output_dir or (Path(config["output_dir"]) if config.get("output_dir") else None),
+        seed=seed if seed is not None else config.get("seed", 42),
+        hyperparameters=dict(config.get("hyperparameters", {})),
+        task_hyperparameters={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
+        overrides=dict(parse_override(item) for item in overrides),
+        no_train=no_train,
+        resume=resume,
+        overwrite=overwrite,
+        command=sys.argv[:],
+    )
+    kernel = get_kernel(ctx)
+    if dry_run:
+        plan = runner.dry_run_plan(kernel, request)
+        if as_json:
+            return echo_json(plan)
+        for item in plan:
+            click.echo(f"{item['task']}: model {item['model']}, data {item['data']}")
+            click.echo(f"  run dir: {item['run_dir']} ({'train + predict' if item['train'] else 'predict only'})")
+            click.echo(f"  submission files: {', '.join(item['submission_files']) or '-'}")
+            click.echo("  hyperparameters: " + ", ".join(f"{k}={v}" for k, v in item["hyperparameters"].items()))
+        return None
+    results = runner.run(kernel, request, echo=lambda line: click.echo(line, err=True))
+    if not runner.is_main_process():
+        return None
+    if as_json:
+        return echo_json([{"task": r.task, "run_dir": str(r.run_dir), "dev": r.metrics,
+                           "primary_metric": r.primary_metric, "counts": r.counts,
+                           "submission_files": r.submission_files} for r in results])
+    echo_table(runner.results_table(results))
+    return None
+
+
+# -- evaluate / submit / report ----------------------------------------------------------
+
+
+@cli.command()
+@click.argument("task_name", metavar="TASK")
+@click.argument("predictions", type=click.Path(path_type=Path))
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Extracted official folder or zip (or a parent).")
+@click.option("--sample", is_flag=True, help="Score against the task's bundled sample.")
+@click.option("--split", default="dev", show_default=True, help="Gold split to score against.")
+@click.option("--allow-missing", is_flag=True, help="Score missing predictions as wrong instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
+@click.pass_context
+def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Path | None, sample: bool, split: str,
+             allow_missing: bool, as_json: bool) -> None:
+    """Score a PREDICTIONS file against gold labels, with no model."""
+    from clue_core.evaluate import evaluate_file
+
+    if sample and data_dir:
+        raise ClueError("--sample and --data-dir exclude each other")
+    kernel = get_kernel(ctx)
+    task = kernel.task(task_name)
+    metrics, count = evaluate_file(kernel, task, predictions, data_dir=data_dir, sample=sample, split=split,
+                                   allow_missing=allow_missing)
+    if as_json:
+        return echo_json({"task": task.name, "split": split, "examples": count, **metrics})
+    echo_table([["task", "split", "examples", *metrics],
+                [task.name, split, str(count), *(f"{v:.3f}" for v in metrics.values())]])
+    return None
+
+
+@cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
+@click.option("--output", "-o", required=True, type=click.Path(path_type=Path), help="The zip to write.")
+@click.option("--force", is_flag=True, help="Replace an existing zip.")
+@click.pass_context
+def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: bool) -> None:
+    """Check the submission files of runs against their test files and pack them into one zip."""
+    from clue_core.submission import build_submission
+
+    checked = build_submission(get_kernel(ctx), list(run_dirs), output, force=force)
+    echo_table([["file", "task", "test version", "entries"]]
+               + [[c.name, c.task, c.version, str(c.entries)] for c in checked])
+    click.echo(f"wrote {output} ({len(checked)} files)")
+
+
+@cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def report(run_dirs: tuple[Path, ...], as_json: bool) -> None:
+    """Summarise the dev scores of runs, with leaderboard group averages."""
+    from clue_core.report import collect_scores, group_averages
+
+    scores = collect_scores(list(run_dirs))
+    groups = group_averages(scores)
+    if as_json:
+        return echo_json({"tasks": scores, "groups": groups})
+    echo_table([["task", "primary", "score", "model", "run dir"]]
+               + [[s["task"], s["primary_metric"], f"{s['primary']:.2f}" if s["primary"] is not None else "-",
+                   s["model"], s["run_dir"]] for s in scores])
+    for name, group in groups.items():
+        missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
+        click.echo(f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}")
+    return None
+
+
+def main() -> None:
+    cli(prog_name="clue-core")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Run configuration files (TOML or YAML) and ``--set key=value`` overrides.
+
+A config file mirrors the ``run`` flags, plus hyperparameters for every task and per task::
+
+    model = "hf-tiny"
+    tasks = ["afqmc", "tnews"]
+    seed = 42
+    [hyperparameters]
+    learning_rate = 1e-4
+    [task.tnews]
+    epochs = 5
+
+Flags given on the command line win over the file; the file wins over the model's and
+the task's recommended hyperparameters.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError, InputError
+
+RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample"}
+TABLE_KEYS = {"hyperparameters", "task"}
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Parse and check a config file; errors name the file, the line where known, and the key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, f"cannot read config file ({exc.strerror})") from None
+    if path.suffix.lower() in {".yaml", ".yml"}:
+        data = _parse_yaml(path, text)
+    elif path.suffix.lower() == ".toml":
+        data = _parse_toml(path, text)
+    else:
+        raise InputError(path, "config files must end in .toml, .yaml or .yml")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a mapping at the top level, got {type(data).__name__}")
+    _check(path, data)
+    return data
+
+
+def _parse_toml(path: Path, text: str) -> Any:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib puts "(at line N, column M)" in the message
+        raise InputError(path, f"invalid TOML: {exc}") from None
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(path, f"invalid YAML: {problem}", line=mark.line + 1 if mark else None) from None
+
+
+def _check(path: Path, data: dict[str, Any]) -> None:
+    for key, value in data.items():
+        if key not in RUN_KEYS | TABLE_KEYS:
+            known = ", ".join(sorted(RUN_KEYS | TABLE_KEYS))
+            raise InputError(path, f"unknown key (known: {known})", field=key)
+        if key in TABLE_KEYS and not isinstance(value, dict):
+            raise InputError(path, "expected a table/mapping", field=key)
+    if "tasks" in data and not (
+        isinstance(data["tasks"], list) and all(isinstance(t, str) for t in data["tasks"])
+    ):
+        raise InputError(path, "expected a list of task names", field="tasks")
+    for name, table in data.get("task", {}).items():
+        if not isinstance(table, dict):
+            raise InputError(path, "expected a table/mapping", field=f"task.{name}")
+    if "seed" in data and (not isinstance(data["seed"], int) or isinstance(data["seed"], bool)):
+        raise InputError(path, "expected an integer", field="seed")
+    for key in ("model", "output_dir", "data_dir"):
+        if key in data and not isinstance(data[key], str):
+            raise InputError(path, "expected a string", field=key)
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as JSON when it parses (numbers, true, lists), else a string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ClueError(f"--set expects key=value, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, value

@@ -1,0 +1,269 @@
+"""Plugin discovery and the registry of tasks, models, metrics and submission writers.
+
+Each entry point of the ``clue_core`` group is loaded and collected on its own: an import
+error, a bad hook signature, an unknown hook name, an exception inside a hook, a hook
+returning the wrong thing, or a name another plugin already registered puts an error on
+*that* plugin's row and drops it, while every other plugin keeps working. ``strict``
+re-raises instead, with the original traceback, for plugin authors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from clue_core import hookspecs
+from clue_core.errors import ClueError, PluginError, UnknownNameError
+from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec, TaskSpec
+
+MODEL_FILE = "clue_model.json"
+
+#: hook name -> (registry attribute, spec type, what users call it)
+HOOKS: dict[str, tuple[str, type, str]] = {
+    "clue_tasks": ("tasks", TaskSpec, "task"),
+    "clue_models": ("models", ModelSpec, "model"),
+    "clue_metrics": ("metrics", MetricSpec, "metric"),
+    "clue_submission_writers": ("writers", SubmissionWriterSpec, "writer"),
+}
+
+
+@dataclass
+class PluginInfo:
+    """One row of ``clue-core list plugins``."""
+
+    name: str
+    module: str
+    distribution: str | None = None
+    version: str | None = None
+    status: str = "ok"  # ok | error | disabled
+    error: str | None = None
+    provides: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "status": self.status,
+            "error": self.error,
+            "provides": self.provides,
+        }
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_list(name: str) -> set[str]:
+    return {part.strip() for part in os.environ.get(name, "").split(",") if part.strip()}
+
+
+class Kernel:
+    """The registry. ``Kernel(entrypoints=False)`` gives an empty, isolated one for tests."""
+
+    def __init__(
+        self,
+        *,
+        entrypoints: bool = True,
+        strict: bool | None = None,
+        disabled: Iterable[str] | None = None,
+    ) -> None:
+        self.strict = _env_flag("CLUE_STRICT_PLUGINS") if strict is None else strict
+        self.disabled = _env_list("CLUE_DISABLE_PLUGINS") if disabled is None else set(disabled)
+        self._pm = pluggy.PluginManager(hookspecs.NAME)
+        self._pm.add_hookspecs(hookspecs)
+        self.plugins: list[PluginInfo] = []
+        self.tasks: dict[str, TaskSpec] = {}
+        self.models: dict[str, ModelSpec] = {}
+        self.metrics: dict[str, MetricSpec] = {}
+        self.writers: dict[str, SubmissionWriterSpec] = {}
+        self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
+        if entrypoints:
+            self.load_entrypoints()
+
+    # -- discovery ---------------------------------------------------------------------
+
+    def load_entrypoints(self) -> None:
+        """Load every ``clue_core`` entry point, built-in first, then by name."""
+        seen: set[str] = set()
+        points = sorted(metadata.entry_points(group=hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
+        for point in points:
+            if point.name in seen:  # the same distribution visible twice on sys.path
+                continue
+            seen.add(point.name)
+            dist = getattr(point, "dist", None)
+            info = PluginInfo(
+                name=point.name,
+                module=point.value,
+                distribution=dist.name if dist else None,
+                version=dist.version if dist else None,
+            )
+            if {point.name, info.distribution} & self.disabled:
+                info.status = "disabled"
+                self.plugins.append(info)
+                continue
+            try:
+                plugin = point.load()
+            except Exception as exc:
+                self._fail(info, exc, f"import failed: {type(exc).__name__}: {exc}")
+                continue
+            self._add(plugin, info)
+
+    def register(self, plugin: object, name: str, *, distribution: str | None = None, version: str | None = None
+                 ) -> PluginInfo:
+        """Register an in-process plugin (a module or an object with hookimpls), defensively."""
+        info = PluginInfo(name=name, module=getattr(plugin, "__name__", type(plugin).__name__),
+                          distribution=distribution, version=version)
+        if name in self.disabled:
+            info.status = "disabled"
+            self.plugins.append(info)
+            return info
+        self._add(plugin, info)
+        return info
+
+    def _add(self, plugin: object, info: PluginInfo) -> None:
+        self.plugins.append(info)
+        try:
+            self._check_hook_names(plugin)
+            self._pm.register(plugin, name=info.name)
+        except Exception as exc:
+            self._fail(info, exc, f"{type(exc).__name__}: {exc}")
+            return
+        try:
+            collected = {hook: self._collect(plugin, hook) for hook in HOOKS}
+            self._check_duplicates(info.name, collected)
+        except Exception as exc:
+            self._pm.unregister(plugin)
+            self._fail(info, exc, f"{type(exc).__name__}: {exc}")
+            return
+        for hook, specs in collected.items():
+            registry_name, _, _ = HOOKS[hook]
+            registry = getattr(self, registry_name)
+            for spec in specs:
+                registry[spec.name] = spec
+                self.owner[(registry_name, spec.name)] = info.name
+            if specs:
+                info.provides[registry_name] = [spec.name for spec in specs]
+
+    def _fail(self, info: PluginInfo, exc: BaseException, message: str) -> None:
+        info.status = "error"
+        info.error = message.replace("\n", " ")
+        if self.strict:
+            raise exc
+
+    def _check_hook_names(self, plugin: object) -> None:
+        for attr in dir(plugin):
+            if attr.startswith("__"):
+                continue
+            try:
+                opts = self._pm.parse_hookimpl_opts(plugin, attr)
+            except Exception:  # properties that raise, odd descriptors: not hooks
+                continue
+            if opts is not None and attr not in HOOKS:
+                raise PluginError(f"unknown hook {attr!r} (known: {', '.join(HOOKS)})")
+
+    def _collect(self, plugin: object, hook: str) -> list[Any]:
+        _, spec_type, _ = HOOKS[hook]
+        result: list[Any] = []
+        for impl in getattr(self._pm.hook, hook).get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            try:
+                specs = impl.function()
+            except Exception as exc:
+                raise PluginError(f"{hook}() raised {type(exc).__name__}: {exc}") from exc
+            if specs is None:
+                continue
+            if not isinstance(specs, (list, tuple)):
+                raise PluginError(f"{hook}() must return a list, got {type(specs).__name__}")
+            for spec in specs:
+                if not isinstance(spec, spec_type):
+                    raise PluginError(f"{hook}() returned {type(spec).__name__}, expected {spec_type.__name__}")
+            result.extend(specs)
+        return result
+
+    def _check_duplicates(self, plugin_name: str, collected: dict[str, list[Any]]) -> None:
+        for hook, specs in collected.items():
+            registry_name, _, noun = HOOKS[hook]
+            registry = getattr(self, registry_name)
+            names = [spec.name for spec in specs]
+            for name in names:
+                if name in registry:
+                    owner = self.owner[(registry_name, name)]
+                    raise PluginError(f"{noun} {name!r} is already registered by plugin {owner!r}")
+                if names.count(name) > 1:
+                    raise PluginError(f"{noun} {name!r} is registered twice by this plugin")
+
+    # -- lookups -----------------------------------------------------------------------
+
+    def task(self, name: str) -> TaskSpec:
+        return self._lookup("tasks", name.lower(), "task")
+
+    def metric(self, name: str) -> MetricSpec:
+        return self._lookup("metrics", name, "metric")
+
+    def writer(self, name: str) -> SubmissionWriterSpec:
+        return self._lookup("writers", name, "submission writer")
+
+    def _lookup(self, registry_name: str, name: str, noun: str) -> Any:
+        registry = getattr(self, registry_name)
+        if name in registry:
+            return registry[name]
+        raise UnknownNameError(f"unknown {noun} {name!r}{did_you_mean(name, registry)}{self._broken_hint()}")
+
+    def model(self, name: str) -> tuple[ModelSpec, str | None]:
+        """Resolve a model name to its spec and the argument its factory receives.
+
+        Accepts an exact name (``baseline``, ``hf:hfl/rbt3``), a family with an argument
+        (``hf:<hub id or path>``) or the directory of a trained model (holding ``clue_model.json``).
+        """
+        if name in self.models:
+            spec = self.models[name]
+            return spec, (name.partition(":")[2] or None) if ":" in name else None
+        path = Path(name).expanduser()
+        if path.is_dir() and (path / MODEL_FILE).is_file():
+            family = _saved_model_family(path / MODEL_FILE)
+            if family not in self.models:
+                raise UnknownNameError(f"{path}: saved with model {family!r}, which no installed plugin provides")
+            return self.models[family], str(path)
+        prefix, sep, argument = name.partition(":")
+        if sep and prefix in self.models and self.models[prefix].family:
+            if not argument:
+                raise UnknownNameError(f"model {name!r} needs an argument after '{prefix}:'")
+            return self.models[prefix], argument
+        if path.exists() or ("/" in name and not sep):
+            raise UnknownNameError(f"{name}: not a saved model directory (no {MODEL_FILE} in it)")
+        families = {f"{n}:" for n, spec in self.models.items() if spec.family}
+        raise UnknownNameError(
+            f"unknown model {name!r}{did_you_mean(name, list(self.models) + sorted(families))}{self._broken_hint()}"
+        )
+
+    def _broken_hint(self) -> str:
+        broken = [p.name for p in self.plugins if p.status == "error"]
+        return f" (plugins with errors: {', '.join(broken)}; see 'clue-core list plugins')" if broken else ""
+
+
+def _saved_model_family(path: Path) -> str:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return str(data["model"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ClueError(f"{path}: unreadable model description ({exc})") from None
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'tnews'?"`` for close matches, else ``""``."""
+    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    if not matches:
+        return ""
+    return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"

@@ -1,0 +1,45 @@
+"""Built-in metrics: accuracy and macro-F1, in pure Python on the 0-100 scale.
+
+They work for every kind whose gold is a single value: a label string (classification)
+or a choice index (multiple choice). A missing prediction (``None``) counts as wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from clue_core.examples import Example, Prediction, gold_of
+
+
+def _pairs(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> list[tuple[object, object]]:
+    if len(examples) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions for {len(examples)} examples")
+    return [
+        (gold_of(example), None if prediction is None else prediction.value)
+        for example, prediction in zip(examples, predictions)
+        if gold_of(example) is not None
+    ]
+
+
+def accuracy(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> dict[str, float]:
+    """Share of labelled examples whose prediction equals the gold value, ×100."""
+    pairs = _pairs(examples, predictions)
+    if not pairs:
+        return {}
+    correct = sum(1 for gold, predicted in pairs if predicted is not None and predicted == gold)
+    return {"accuracy": 100.0 * correct / len(pairs)}
+
+
+def macro_f1(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> dict[str, float]:
+    """Unweighted mean of per-class F1 over the classes present in gold or predictions, ×100."""
+    pairs = _pairs(examples, predictions)
+    if not pairs:
+        return {}
+    classes = {gold for gold, _ in pairs} | {p for _, p in pairs if p is not None}
+    f1_sum = 0.0
+    for cls in classes:
+        tp = sum(1 for g, p in pairs if g == cls and p == cls)
+        fp = sum(1 for g, p in pairs if g != cls and p == cls)
+        fn = sum(1 for g, p in pairs if g == cls and p != cls)
+        f1_sum += 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+    return {"macro_f1": 100.0 * f1_sum / len(classes)}

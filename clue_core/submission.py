@@ -1,0 +1,188 @@
+"""Check leaderboard files against their test files and pack them into one zip.
+
+The leaderboard scores JSON Lines files by position and silently mis-scores files with
+class indices, batch-local ids, missing or shuffled lines; so every file is re-read and
+compared with the test file it answers before anything is packed.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clue_core import data
+from clue_core.atomic import atomic_open
+from clue_core.errors import ClueError, InputError
+from clue_core.examples import (
+    ClassificationExample,
+    Example,
+    ExampleId,
+    MultipleChoiceExample,
+    SpanExample,
+)
+from clue_core.kernel import Kernel
+from clue_core.runner import MANIFEST, read_split
+from clue_core.specs import TaskSpec, resolve
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    task: str
+    version: str
+    name: str
+    path: Path
+    entries: int
+
+
+def check_value(task: TaskSpec, example: Example, value: Any, path: Path, where: dict[str, Any]) -> None:
+    """A prediction value must be what the leaderboard expects for the task's kind."""
+    if isinstance(example, ClassificationExample):
+        if not isinstance(value, str):
+            hint = ""
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(task.labels):
+                hint = f" (a class index? the leaderboard wants label strings such as {task.labels[value]!r})"
+            raise InputError(path, f"expected a label string, got {json.dumps(value)}{hint}", field="label", **where)
+        if task.labels and value not in task.labels:
+            raise InputError(path, f"{value!r} is not a label of {task.name}", field="label", **where)
+    elif isinstance(example, MultipleChoiceExample):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(example.choices):
+            raise InputError(path, f"expected a choice index 0..{len(example.choices) - 1}, got {json.dumps(value)}",
+                             field="label", **where)
+    elif isinstance(example, SpanExample) and not isinstance(value, str):
+        raise InputError(path, f"expected an answer string, got {json.dumps(value)}", **where)
+
+
+def match_entries(
+    task: TaskSpec,
+    examples: Sequence[Example],
+    entries: Sequence[tuple[ExampleId, Any]],
+    path: Path,
+    *,
+    ordered: bool,
+    allow_missing: bool = False,
+) -> list[Any]:
+    """Line up parsed ``(id, value)`` entries with the examples; values in example order.
+
+    ``ordered`` files must have one line per example in the test file's order; keyed
+    files must name every example exactly once. Missing entries are ``None`` only when
+    ``allow_missing`` (the official CMRC2018 script scores them 0).
+    """
+    if ordered and not allow_missing:
+        if len(entries) != len(examples):
+            raise InputError(path, f"has {len(entries)} lines for {len(examples)} examples in the test file"
+                             " (one line per example, in file order)")
+        for line, ((entry_id, value), example) in enumerate(zip(entries, examples), start=1):
+            if str(entry_id) != str(example.id):
+                raise InputError(path, f"id {entry_id!r} where the test file has {example.id!r} "
+                                 "(lines must follow the test file's order)", line=line, field="id")
+            check_value(task, example, value, path, {"line": line})
+        return [value for _, value in entries]
+    by_id: dict[str, Any] = {}
+    for position, (entry_id, value) in enumerate(entries, start=1):
+        key = str(entry_id)
+        where = {"line": position} if ordered else {"record": key}
+        if key in by_id:
+            raise InputError(path, f"id {entry_id!r} appears more than once", field="id", **where)
+        by_id[key] = (value, where)
+    known = {str(e.id) for e in examples}
+    unknown = [key for key in by_id if key not in known]
+    if unknown:
+        raise InputError(path, f"{len(unknown)} id(s) not in the test data, first {unknown[0]!r}", field="id")
+    values: list[Any] = []
+    missing = []
+    for example in examples:
+        found = by_id.get(str(example.id))
+        if found is None:
+            missing.append(example.id)
+            values.append(None)
+            continue
+        check_value(task, example, found[0], path, found[1])
+        values.append(found[0])
+    if missing and not allow_missing:
+        raise InputError(path, f"no prediction for {len(missing)} of {len(examples)} examples, first id {missing[0]!r}")
+    return values
+
+
+def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
+    """Each path is a task's run dir (with a manifest) or a folder of them."""
+    found: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            raise ClueError(f"{path}: no such run directory")
+        if (path / MANIFEST).is_file():
+            found.append(path)
+            continue
+        children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}"))
+        if not children:
+            raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders)")
+        found.extend(children)
+    return found
+
+
+def load_manifest(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"unreadable manifest ({exc})") from None
+    if manifest.get("status") != "complete":
+        raise ClueError(f"{run_dir}: the run did not complete (status {manifest.get('status')!r}); run it again")
+    return manifest
+
+
+def test_data_dir(task: TaskSpec, manifest: dict[str, Any], run_dir: Path) -> Path:
+    source = manifest.get("data", {})
+    if source.get("source") == "sample":
+        return data.sample_dir(task)
+    folder = Path(source.get("data_dir", ""))
+    if not folder.is_dir():
+        raise ClueError(f"{run_dir}: the test data it was run on ({folder}) is gone; cannot check its files")
+    return folder
+
+
+def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
+    """Validate every submission file of one run against the test file it answers."""
+    manifest = load_manifest(run_dir)
+    task = kernel.task(manifest["task"])
+    writer = kernel.writer(task.writer)
+    read = resolve(writer.read)
+    folder = test_data_dir(task, manifest, run_dir)
+    checked = []
+    missing_versions = [v.version for v in task.test_versions if v.version not in manifest.get("test_versions", {})]
+    if missing_versions:
+        raise ClueError(f"{run_dir}: {task.name} has no predictions for test version(s) "
+                        f"{', '.join(missing_versions)}; the leaderboard needs every test file of a task")
+    for version in task.test_versions:
+        path = run_dir / "submission" / version.submission_file
+        if not path.is_file():
+            raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
+        examples = read_split(task, folder, version.split).examples
+        entries = read(path)
+        match_entries(task, examples, entries, path, ordered=writer.ordered)
+        checked.append(CheckedFile(task.name, version.version, version.submission_file, path, len(entries)))
+    return checked
+
+
+def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, force: bool = False
+                     ) -> list[CheckedFile]:
+    """Check every run's files, then write them at the root of one zip (atomically)."""
+    if output.suffix.lower() != ".zip":
+        raise ClueError(f"{output}: the submission must be a .zip file")
+    if output.exists() and not force:
+        raise ClueError(f"{output} exists; pass --force to replace it")
+    checked: list[CheckedFile] = []
+    for run_dir in find_run_dirs(paths):
+        checked.extend(check_run(kernel, run_dir))
+    names: dict[str, CheckedFile] = {}
+    for item in checked:
+        if item.name in names:
+            raise ClueError(f"{item.name} comes from two runs: {names[item.name].path} and {item.path}")
+        names[item.name] = item
+    with atomic_open(output, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+        for item in checked:
+            archive.write(item.path, arcname=item.name)
+    return checked

@@ -1,0 +1,33 @@
+"""Hook module: only builds specs, so importing it costs nothing.
+
+The reader is named as a "module:attr" string; clue-core imports it only when a run
+needs the data.
+"""
+
+from __future__ import annotations
+
+from clue_core.examples import CLASSIFICATION
+from clue_core.hookspecs import hookimpl
+from clue_core.specs import TaskSpec, TestVersion
+
+
+@hookimpl
+def clue_tasks() -> list[TaskSpec]:
+    return [
+        TaskSpec(
+            name="review-sentiment",
+            kind=CLASSIFICATION,
+            description="Is a short product review positive or negative? (example plugin)",
+            reader="clue_example_plugin.reader:read",
+            labels=("negative", "positive"),
+            label_descriptions={"negative": "差评", "positive": "好评"},
+            metrics=("accuracy", "macro_f1"),
+            primary_metric="accuracy",
+            splits=("train", "dev"),
+            test_versions=(TestVersion("1.0", "test", "review_sentiment_predict.json"),),
+            writer="jsonl_labels",
+            data_files=("train.json", "dev.json", "test.json"),
+            sample="clue_example_plugin:sample",
+            hyperparameters={"max_length": 64, "batch_size": 16, "learning_rate": 1e-4, "epochs": 3},
+        )
+    ]
