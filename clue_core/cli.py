@@ -28,7 +28,8 @@ class ClueGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ClueError as exc:
-            if ctx.obj and ctx.obj.get("strict"):
+            kernel = (ctx.obj or {}).get("kernel")
+            if (ctx.obj or {}).get("strict") or (kernel is not None and kernel.strict):
                 raise
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)

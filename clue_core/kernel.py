@@ -113,6 +113,7 @@ class Kernel:
             try:
                 plugin = point.load()
             except Exception as exc:
+                self.plugins.append(info)
                 self._fail(info, exc, f"import failed: {type(exc).__name__}: {exc}")
                 continue
             self._add(plugin, info)
@@ -156,8 +157,8 @@ class Kernel:
     def _fail(self, info: PluginInfo, exc: BaseException, message: str) -> None:
         info.status = "error"
         info.error = message.replace("\n", " ")
-        if self.strict:
-            raise exc
+        if self.strict:  # show the plugin author the original exception and its traceback
+            raise exc.__cause__ if isinstance(exc, PluginError) and exc.__cause__ else exc
 
     def _check_hook_names(self, plugin: object) -> None:
         for attr in dir(plugin):

@@ -1,0 +1,42 @@
+"""Fixtures shared by every test area: an in-process CLI and isolated kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from clue_core import builtin
+from clue_core.cli import cli
+from clue_core.kernel import Kernel
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REAL_SAMPLES = REPO_ROOT.parent / "shared" / "reference" / "real-samples"
+
+
+@pytest.fixture
+def isolated_kernel() -> Kernel:
+    """An empty kernel with only the built-in plugin: no entry points, nothing global."""
+    kernel = Kernel(entrypoints=False, strict=False, disabled=())
+    kernel.register(builtin, "builtin", distribution="clue-core")
+    return kernel
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result]:
+    """Invoke ``clue-core`` in-process; pass ``kernel=`` to run against an isolated kernel.
+
+    The cache (``CLUE_HOME``) points into the test's tmp dir so nothing leaks between tests.
+    """
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "clue-home"))
+    monkeypatch.delenv("CLUE_STRICT_PLUGINS", raising=False)
+    monkeypatch.delenv("CLUE_DISABLE_PLUGINS", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, kernel: Kernel | None = None, **kwargs) -> Result:
+        obj = {"kernel": kernel} if kernel is not None else None
+        return runner.invoke(cli, [str(a) for a in args], obj=obj, catch_exceptions=False, **kwargs)
+
+    return invoke
