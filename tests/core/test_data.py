@@ -24,6 +24,7 @@ from clue_core.data import (
     safe_extract,
 )
 from clue_core.errors import DataError
+from clue_core.hookspecs import hookimpl
 from clue_core.specs import DataSource, TaskSpec
 
 try:
@@ -441,3 +442,46 @@ def test_file_checksums(tmp_path: Path) -> None:
     }
     with pytest.raises(DataError, match=r"missing\.json"):
         file_checksums([tmp_path / "missing.json"])
+
+
+# ------------------------------------------------------------------ through the CLI
+
+
+def test_cli_download_uses_clue_data_url_and_reports_mismatch_in_one_line(
+    run_cli, isolated_kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tampered = dataclasses.replace(AFQMC, name="tampered", source=dataclasses.replace(AFQMC.source, sha256="0" * 64))
+
+    class Plugin:
+        @hookimpl
+        def clue_tasks(self) -> list[TaskSpec]:
+            return [AFQMC, tampered]
+
+    isolated_kernel.register(Plugin(), "data-test-plugin")
+    monkeypatch.setattr(data, "BACKOFF_SECONDS", 0.0)
+    with LocalServer({"afqmc_public.zip": AFQMC_ZIP}) as server:
+        monkeypatch.setenv("CLUE_DATA_URL", server.url)
+        ok = run_cli("download", "afqmc", kernel=isolated_kernel)
+        bad = run_cli("download", "tampered", kernel=isolated_kernel)
+
+    home = tmp_path / "clue-home"  # where the run_cli fixture points CLUE_HOME
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.strip() == f"afqmc: {home / 'data' / 'afqmc'}"
+    assert (home / "data" / "afqmc" / "dev.json").read_bytes() == AFQMC_FILES["dev.json"]
+    assert bad.exit_code == 2
+    assert bad.output.count("\n") == 1 and bad.output.startswith("error: download ")
+    assert f"sha256 mismatch: expected {'0' * 64}, got {AFQMC.source.sha256}" in bad.output
+    assert "Traceback" not in bad.output
+
+
+@pytest.mark.skipif(not REAL_SAMPLES.is_dir(), reason=f"real CLUE sample zips not found at {REAL_SAMPLES}")
+def test_cli_run_with_a_parent_data_dir_of_official_zips(run_cli, tmp_path: Path) -> None:
+    result = run_cli(
+        "run", "afqmc", "cmnli", "--model", "baseline", "--data-dir", REAL_SAMPLES, "-o", tmp_path / "runs"
+    )
+    assert result.exit_code == 0, result.output
+    for task in ("afqmc", "cmnli"):
+        assert (tmp_path / "runs" / task / "submission" / f"{task}_predict.json").is_file()
+    missing = run_cli("run", "afqmc", "--model", "baseline", "--data-dir", tmp_path / "nope")
+    assert missing.exit_code == 2
+    assert f"error: {tmp_path / 'nope'}: no such file or folder" in missing.output
