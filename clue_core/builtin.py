@@ -6,8 +6,8 @@ plugin, and references its code lazily like one.
 
 from __future__ import annotations
 
-from clue_core.examples import CLASSIFICATION, KINDS, MULTIPLE_CHOICE
 from clue_core.hookspecs import hookimpl
+from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE
 from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec
 
 

@@ -7,7 +7,6 @@ so ``clue-core list`` and ``--help`` never load torch or transformers. Every
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,8 @@ def get_kernel(ctx: click.Context) -> Kernel:
 
 
 def echo_json(data: Any) -> None:
+    import json
+
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
@@ -119,6 +120,7 @@ def _human_count(count: int | None) -> str:
 
 def _spec_dict(spec: Any) -> dict[str, Any]:
     import dataclasses
+    import json
 
     return json.loads(json.dumps(dataclasses.asdict(spec), default=str))
 
@@ -133,7 +135,7 @@ def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
 
     kernel = get_kernel(ctx)
     task = kernel.task(task_name)
-    cached = data.clue_home() / "data" / task.name
+    cached = data.cached_task_dir(task)
     if as_json:
         return echo_json({**_spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
                           "cached": str(cached) if cached.is_dir() else None})

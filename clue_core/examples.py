@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-CLASSIFICATION = "classification"
-SPAN = "span"
-MULTIPLE_CHOICE = "multiple_choice"
-KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE)
+from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, SPAN
+
+__all__ = ["CLASSIFICATION", "KINDS", "MULTIPLE_CHOICE", "SPAN"]  # re-exported for plugins
 
 #: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
 #: 0-based line index where the file has none (AFQMC train/dev). Submissions echo it as is.

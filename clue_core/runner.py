@@ -164,7 +164,7 @@ def describe_data(task: TaskSpec, request: RunRequest) -> str:
         return f"bundled sample ({data.sample_dir(task)})"
     if request.data_dir:
         return str(request.data_dir)
-    cached = data.clue_home() / "data" / task.name
+    cached = data.cached_task_dir(task)
     if cached.is_dir():
         return str(cached)
     return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"

@@ -11,9 +11,10 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from clue_core.examples import Example, Prediction
+if TYPE_CHECKING:  # hook modules import specs; the example classes are not needed for that
+    from clue_core.examples import Example, Prediction
 
 
 def resolve(ref: str | Callable[..., Any]) -> Any:

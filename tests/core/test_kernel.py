@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 import types
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from clue_core import builtin
+from clue_core import builtin, discovery
 from clue_core.errors import PluginError, UnknownNameError
 from clue_core.examples import CLASSIFICATION
 from clue_core.hookspecs import hookimpl
@@ -128,13 +127,12 @@ def fake_entry_points(monkeypatch, tmp_path: Path, modules: dict[str, str]) -> N
     lines = ["[clue_core]"] + [f"{name} = {module}" for name, module in modules.items()]
     (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    original = metadata.entry_points
+    original = discovery.entry_points
 
-    def only_fakes(**kwargs):
-        points = original(**kwargs)
-        return [p for p in points if p.dist and p.dist.name == "fake-plugins"]
+    def only_fakes(group):
+        return [p for p in original(group) if p.distribution == "fake-plugins"]
 
-    monkeypatch.setattr(metadata, "entry_points", only_fakes)
+    monkeypatch.setattr(discovery, "entry_points", only_fakes)
 
 
 def test_entry_point_import_error_and_disabled_plugin(monkeypatch, tmp_path):

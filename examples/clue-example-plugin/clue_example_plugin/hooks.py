@@ -6,8 +6,8 @@ needs the data.
 
 from __future__ import annotations
 
-from clue_core.examples import CLASSIFICATION
 from clue_core.hookspecs import hookimpl
+from clue_core.kinds import CLASSIFICATION
 from clue_core.specs import TaskSpec, TestVersion
 
 

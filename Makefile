@@ -1,0 +1,34 @@
+# make demo: create the environment if missing, install, run the main job on the bundled samples
+# make test: the test suite (what CI runs)
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO_TASKS ?= afqmc cmrc2018 chid c3
+DEMO_MODEL ?= hf-tiny
+DEMO_DIR ?= runs/demo
+
+.PHONY: install demo test lint bench clean
+
+$(STAMP): requirements-dev.txt constraints.txt pyproject.toml plugins/*/pyproject.toml examples/*/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/clue-core run $(DEMO_TASKS) --model $(DEMO_MODEL) --sample --output-dir $(DEMO_DIR) --overwrite
+	$(BIN)/clue-core submit $(DEMO_DIR) -o $(DEMO_DIR)/submission.zip --force
+
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python benchmarks/cli_startup.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

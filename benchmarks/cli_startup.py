@@ -1,0 +1,56 @@
+"""CLI start-up: ``clue-core list`` against ``python -c "import click, pluggy"``.
+
+Both are run alternately in fresh processes; the median wall time of each is printed with
+their ratio. Goal: ratio ≤ 1.5 (listing every plugin costs little more than importing the
+two libraries the CLI is built on).
+
+    python benchmarks/cli_startup.py [--runs N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+GOAL = 1.5
+
+
+def time_once(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--quick", action="store_true", help="7 runs each")
+    args = parser.parse_args()
+    runs = 7 if args.quick else args.runs
+    script = str(Path(sys.executable).with_name("clue-core"))
+    commands = {
+        "baseline: python -c 'import click, pluggy'": [sys.executable, "-c", "import click, pluggy"],
+        "clue-core list": [script, "list"],
+    }
+    for command in commands.values():  # warm the file-system cache
+        time_once(command)
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            samples[name].append(time_once(command))
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    baseline, ours = medians.values()
+    ratio = ours / baseline
+    print(f"{'command':<45} {'median ms':>10} {'min ms':>8}")
+    for name, values in samples.items():
+        print(f"{name:<45} {1000 * medians[name]:>10.1f} {1000 * min(values):>8.1f}")
+    print(f"\nratio clue-core list / baseline: {ratio:.2f} (goal <= {GOAL}: {'met' if ratio <= GOAL else 'MISSED'})")
+    print(f"runs: {runs} each, alternating; python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()
