@@ -1,0 +1,235 @@
+"""CHID: idiom cloze. Reader (one multiple-choice example per blank) and joint decoding.
+
+A line of ``{split}.json`` is ``{"candidates": [10 idioms], "content": [passages]}``;
+each passage holds one or more blanks ``#idiomNNNNNN#``. Gold answers live in
+``{split}_answer.json`` (``{"#idiom577157#": 5}``); test files have none.
+
+Per blank we build one example: the id is the blank tag (what the submission file is
+keyed by), the context is a window of :data:`WINDOW` characters each side of the blank
+with the blank written as :data:`BLANK` and the passage's other blanks as
+:data:`OTHER_BLANK`, the question is empty, the choices are the line's candidates, and
+``group`` names the line (``"dev-17"``, 0-based line index) so that the decode step can
+assign candidates to the blanks of a line jointly: within a line every blank takes a
+different candidate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.data import find_file
+from clue_core.errors import InputError
+from clue_core.examples import MultipleChoiceExample, Prediction, SplitData
+from clue_core.jsonio import field, iter_jsonl, read_json
+
+TAG = re.compile(r"#idiom\d{6}#")
+#: How the blank being asked about is written in its context (an idiom has 4 characters).
+BLANK = "____"
+#: How the passage's other blanks are written.
+OTHER_BLANK = "[MASK]"
+#: Characters of context kept on each side of the blank: with the 4-character blank and a
+#: 4-character candidate this fits the recommended 64-token length.
+WINDOW = 24
+
+SPLIT_FILES = {
+    "train": ("train.json", "train_answer.json"),
+    "dev": ("dev.json", "dev_answer.json"),
+    "test1.0": ("test1.0.json", None),
+    "test1.1": ("test1.1.json", None),
+}
+
+
+def blank_window(passage: str, start: int, end: int, window: int = WINDOW) -> str:
+    """The text around ``passage[start:end]`` with that blank as BLANK, other blanks masked."""
+    left = TAG.sub(OTHER_BLANK, passage[:start])
+    right = TAG.sub(OTHER_BLANK, passage[end:])
+    return left[-window:] + BLANK + right[:window] if window else left + BLANK + right
+
+
+def read(data_dir: Path, split: str) -> SplitData:
+    """Reader of the chid task: train, dev (with answers), test1.0, test1.1."""
+    if split not in SPLIT_FILES:
+        raise InputError(data_dir, f"unknown split {split!r} (known: {', '.join(SPLIT_FILES)})")
+    name, answer_name = SPLIT_FILES[split]
+    path = find_file(Path(data_dir), name)
+    assert path is not None
+    files = [str(path)]
+    answers: dict[str, int] | None = None
+    answer_path: Path | None = None
+    if answer_name is not None:
+        answer_path = find_file(Path(data_dir), answer_name)
+        assert answer_path is not None
+        answers = _read_answers(answer_path)
+        files.append(str(answer_path))
+    examples: list[MultipleChoiceExample] = []
+    seen: set[str] = set()
+    for line_number, record in iter_jsonl(path):
+        candidates = field(record, "candidates", list, path=path, line=line_number)
+        if not candidates or not all(isinstance(c, str) for c in candidates):
+            raise InputError(path, "expected a non-empty list of strings", line=line_number, field="candidates")
+        content = field(record, "content", list, path=path, line=line_number)
+        group = f"{split}-{line_number - 1}"
+        blanks = 0
+        for passage in content:
+            if not isinstance(passage, str):
+                raise InputError(path, f"expected strings, got {type(passage).__name__}", line=line_number, field="content")
+            for match in TAG.finditer(passage):
+                tag = match.group()
+                if tag in seen:
+                    raise InputError(path, f"blank {tag} occurs twice", line=line_number, field="content")
+                seen.add(tag)
+                blanks += 1
+                label = None
+                if answers is not None:
+                    if tag not in answers:
+                        raise InputError(answer_path or path, f"no answer for blank {tag} (line {line_number} of {path.name})", record=tag)
+                    label = answers[tag]
+                    if not 0 <= label < len(candidates):
+                        raise InputError(
+                            answer_path or path,
+                            f"answer index {label} outside the {len(candidates)} candidates of line {line_number}",
+                            record=tag,
+                        )
+                context = blank_window(passage, match.start(), match.end())
+                examples.append(
+                    MultipleChoiceExample(
+                        id=tag, context=context, question="", choices=tuple(candidates), label=label, group=group
+                    )
+                )
+        if blanks > len(candidates):
+            raise InputError(
+                path, f"{blanks} blanks but only {len(candidates)} candidates", line=line_number, field="content"
+            )
+    return SplitData(examples=tuple(examples), files=tuple(files))
+
+
+def _read_answers(path: Path) -> dict[str, int]:
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise InputError(path, f"expected one JSON object {{tag: index}}, got {type(document).__name__}")
+    for tag, index in document.items():
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise InputError(path, f"expected an integer index, got {type(index).__name__}", record=tag)
+    return document
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+
+def _log_softmax(scores: Sequence[float]) -> list[float]:
+    top = max(scores)
+    total = math.log(sum(math.exp(s - top) for s in scores)) + top
+    return [s - total for s in scores]
+
+
+def _groups(examples: Sequence[MultipleChoiceExample]) -> dict[Any, list[int]]:
+    groups: dict[Any, list[int]] = {}
+    for index, example in enumerate(examples):
+        key = example.group if example.group is not None else ("__alone__", index)
+        groups.setdefault(key, []).append(index)
+    return groups
+
+
+def _decode(
+    examples: Sequence[MultipleChoiceExample], predictions: Sequence[Prediction | None], assign: Any
+) -> list[Prediction]:
+    by_id = {p.id: p for p in predictions if p is not None}
+    aligned: list[Prediction | None] = [by_id.get(example.id) for example in examples]
+    result = list(aligned)
+    for members in _groups(examples).values():
+        found = [aligned[i] for i in members]
+        if any(p is None or not p.scores for p in found):
+            continue  # without a score for every choice of every blank there is nothing to weigh
+        n_choices = len(examples[members[0]].choices)
+        if any(len(examples[i].choices) != n_choices or len(aligned[i].scores) < n_choices for i in members):
+            continue
+        table = [_log_softmax(list(aligned[i].scores)[:n_choices]) for i in members]
+        if len(members) > n_choices:
+            continue
+        for i, choice in zip(members, assign(table)):
+            result[i] = Prediction(id=examples[i].id, value=choice, scores=aligned[i].scores)
+    return [prediction for prediction in result if prediction is not None]
+
+
+def assign_exact(table: Sequence[Sequence[float]]) -> list[int]:
+    """Distinct choices for the blanks maximising the summed log-probabilities.
+
+    Dynamic programme over (blank, set of used choices); ties go to the lexicographically
+    smallest choice list so the result is deterministic. CHID lines have at most 10
+    candidates, so at most 10 * 2**10 states.
+    """
+    n_blanks, n_choices = len(table), len(table[0])
+    memo: dict[tuple[int, int], tuple[float, tuple[int, ...]]] = {}
+
+    def best(blank: int, used: int) -> tuple[float, tuple[int, ...]]:
+        if blank == n_blanks:
+            return 0.0, ()
+        key = (blank, used)
+        if key not in memo:
+            top: tuple[float, tuple[int, ...]] | None = None
+            for choice in range(n_choices):
+                if used & (1 << choice):
+                    continue
+                rest, tail = best(blank + 1, used | (1 << choice))
+                total = table[blank][choice] + rest
+                if top is None or total > top[0]:
+                    top = (total, (choice, *tail))
+            assert top is not None
+            memo[key] = top
+        return memo[key]
+
+    return list(best(0, 0)[1])
+
+
+def assign_greedy(table: Sequence[Sequence[float]]) -> list[int]:
+    """The CLUE baselines' assignment: repeatedly fix the most probable (blank, choice) pair."""
+    pairs = sorted(
+        ((score, blank, choice) for blank, row in enumerate(table) for choice, score in enumerate(row)),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )
+    chosen: dict[int, int] = {}
+    used: set[int] = set()
+    for _score, blank, choice in pairs:
+        if blank in chosen or choice in used:
+            continue
+        chosen[blank] = choice
+        used.add(choice)
+    return [chosen[blank] for blank in range(len(table))]
+
+
+def decode_exact(
+    examples: Sequence[MultipleChoiceExample], predictions: Sequence[Prediction | None]
+) -> list[Prediction]:
+    """Joint exact assignment of candidates to the blanks of each line (the default)."""
+    return _decode(examples, predictions, assign_exact)
+
+
+def decode_greedy(
+    examples: Sequence[MultipleChoiceExample], predictions: Sequence[Prediction | None]
+) -> list[Prediction]:
+    """Joint greedy highest-first assignment, as the CLUE baselines decode."""
+    return _decode(examples, predictions, assign_greedy)
+
+
+DECODERS = {"exact": decode_exact, "greedy": decode_greedy}
+
+
+def decode(
+    examples: Sequence[MultipleChoiceExample],
+    predictions: Sequence[Prediction | None],
+    config: Mapping[str, Any] | None = None,
+) -> list[Prediction]:
+    """The task's decode step: ``config["chid_decode"]`` picks "exact" (default) or "greedy".
+
+    Predictions come back in example order, matched by id (a blank without a prediction
+    gets none).
+    A line is left as predicted when a blank lacks per-choice ``scores``.
+    """
+    method = (config or {}).get("chid_decode", "exact")
+    if method not in DECODERS:
+        raise InputError("config", f"unknown value {method!r} (use exact or greedy)", field="chid_decode")
+    return DECODERS[method](examples, predictions)
