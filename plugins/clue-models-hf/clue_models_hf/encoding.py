@@ -1,0 +1,209 @@
+"""Turn examples into model features, one function per example kind.
+
+Features are plain Python lists (no padding: batches are padded to their own longest
+member by :mod:`clue_models_hf.batching`). Span extraction keeps, per feature, the token
+offsets into the original context and which tokens belong to the context, so answers are
+sliced from the context's own characters (DRCD's Traditional Chinese stays Traditional).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clue_core.errors import ClueError
+from clue_core.examples import ClassificationExample, MultipleChoiceExample, SpanExample
+
+
+@dataclass
+class Features:
+    """Encoded features of a list of examples.
+
+    ``items[i]`` is what the collator batches; ``example_index[i]`` the example feature
+    ``i`` came from (span extraction makes several windows per long context).
+    """
+
+    items: list[dict[str, Any]]
+    lengths: list[int]
+    example_index: list[int]
+    offsets: list[list[tuple[int, int]]] = field(default_factory=list)
+    context_mask: list[list[bool]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def _item(encoding: Any, i: int, use_token_types: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {"input_ids": encoding["input_ids"][i]}
+    if use_token_types and "token_type_ids" in encoding:
+        item["token_type_ids"] = encoding["token_type_ids"][i]
+    return item
+
+
+def uses_token_types(tokenizer: Any) -> bool:
+    return "token_type_ids" in getattr(tokenizer, "model_input_names", ())
+
+
+def encode_classification(
+    tokenizer: Any,
+    examples: Sequence[ClassificationExample],
+    label2id: Mapping[str, int],
+    max_length: int,
+    with_labels: bool,
+) -> Features:
+    """Single texts and text pairs, truncated longest-first to ``max_length`` tokens."""
+    token_types = uses_token_types(tokenizer)
+    items: list[dict[str, Any] | None] = [None] * len(examples)
+    singles = [i for i, e in enumerate(examples) if e.text_pair is None]
+    pairs = [i for i, e in enumerate(examples) if e.text_pair is not None]
+    for group, paired in ((singles, False), (pairs, True)):
+        if not group:
+            continue
+        texts = [examples[i].text for i in group]
+        seconds = [examples[i].text_pair for i in group] if paired else None
+        encoding = tokenizer(texts, seconds, truncation=True, max_length=max_length)
+        for position, i in enumerate(group):
+            items[i] = _item(encoding, position, token_types)
+    done: list[dict[str, Any]] = []
+    for example, item in zip(examples, items):
+        assert item is not None
+        if with_labels:
+            if example.label not in label2id:
+                known = ", ".join(label2id)
+                raise ClueError(f"example {example.id!r}: label {example.label!r} is not one of the model's "
+                                f"labels ({known})")
+            item["label"] = label2id[example.label]
+        done.append(item)
+    return Features(done, [len(i["input_ids"]) for i in done], list(range(len(done))))
+
+
+def _truncate_questions(tokenizer: Any, questions: list[str], max_query_length: int) -> list[str]:
+    """Cut each question after its first ``max_query_length`` tokens, at a character boundary."""
+    encoding = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
+    cut = []
+    for question, offsets in zip(questions, encoding["offset_mapping"]):
+        cut.append(question[: offsets[max_query_length - 1][1]] if len(offsets) > max_query_length else question)
+    return cut
+
+
+def _answer_span(example: SpanExample) -> tuple[int, int] | None:
+    """Character range of the first gold answer; relocated by search if its offset is off."""
+    if not example.answers:
+        return None
+    text, start = example.answers[0]
+    if not text:
+        return None
+    if example.context[start:start + len(text)] != text:
+        start = example.context.find(text)
+        if start < 0:
+            return None
+    return start, start + len(text)
+
+
+def check_span_settings(tokenizer: Any, max_length: int, doc_stride: int, max_query_length: int) -> None:
+    room = max_length - max_query_length - tokenizer.num_special_tokens_to_add(pair=True)
+    if room <= 0 or doc_stride >= room:
+        raise ClueError(
+            f"doc_stride ({doc_stride}) must be smaller than max_length - max_query_length - special tokens "
+            f"({max_length} - {max_query_length} - {tokenizer.num_special_tokens_to_add(pair=True)} = {room})"
+        )
+
+
+def encode_spans(
+    tokenizer: Any,
+    examples: Sequence[SpanExample],
+    max_length: int,
+    doc_stride: int,
+    max_query_length: int,
+    with_labels: bool,
+) -> Features:
+    """Question + sliding context windows overlapping by ``doc_stride`` tokens.
+
+    Training windows that do not contain the whole answer point at the first token (the
+    usual SQuAD v1 treatment); decoding never considers it.
+    """
+    check_span_settings(tokenizer, max_length, doc_stride, max_query_length)
+    token_types = uses_token_types(tokenizer)
+    questions = _truncate_questions(tokenizer, [e.question for e in examples], max_query_length)
+    encoding = tokenizer(
+        questions,
+        [e.context for e in examples],
+        truncation="only_second",
+        max_length=max_length,
+        stride=doc_stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
+    spans = [_answer_span(e) for e in examples] if with_labels else []
+    unlocatable = sum(1 for e, s in zip(examples, spans) if s is None and e.answers)
+    features = Features([], [], [])
+    for i, example_index in enumerate(encoding["overflow_to_sample_mapping"]):
+        sequence_ids = encoding.sequence_ids(i)
+        offsets = [tuple(o) for o in encoding["offset_mapping"][i]]
+        context = [s == 1 for s in sequence_ids]
+        item = _item(encoding, i, token_types)
+        if with_labels:
+            item["start_position"], item["end_position"] = _token_positions(spans[example_index], offsets, context)
+        features.items.append(item)
+        features.lengths.append(len(item["input_ids"]))
+        features.example_index.append(example_index)
+        features.offsets.append(offsets)  # type: ignore[arg-type]
+        features.context_mask.append(context)
+    if unlocatable:
+        features.notes.append(f"{unlocatable} answers not found in their context were not used for training")
+    return features
+
+
+def _token_positions(span: tuple[int, int] | None, offsets: list[tuple[int, int]], context: list[bool]
+                     ) -> tuple[int, int]:
+    if span is None:
+        return 0, 0
+    char_start, char_end = span
+    tokens = [t for t, inside in enumerate(context) if inside]
+    if not tokens or offsets[tokens[0]][0] > char_start or offsets[tokens[-1]][1] < char_end:
+        return 0, 0
+    start = next(t for t in tokens if offsets[t][1] > char_start)
+    end = next(t for t in reversed(tokens) if offsets[t][0] < char_end)
+    return (start, end) if start <= end else (0, 0)
+
+
+def choice_text(question: str, choice: str) -> str:
+    return f"{question} {choice}" if question else choice
+
+
+def encode_choices(
+    tokenizer: Any,
+    examples: Sequence[MultipleChoiceExample],
+    max_length: int,
+    with_labels: bool,
+) -> Features:
+    """One (context, question + choice) pair per real choice; no padding choices are made."""
+    token_types = uses_token_types(tokenizer)
+    firsts: list[str] = []
+    seconds: list[str] = []
+    for example in examples:
+        if not example.choices:
+            raise ClueError(f"example {example.id!r}: no choices")
+        if with_labels and not (0 <= int(example.label) < len(example.choices)):  # type: ignore[arg-type]
+            raise ClueError(f"example {example.id!r}: label {example.label} is not the index of one of its "
+                            f"{len(example.choices)} choices")
+        for choice in example.choices:
+            firsts.append(example.context)
+            seconds.append(choice_text(example.question, choice))
+    encoding = tokenizer(firsts, seconds, truncation="longest_first", max_length=max_length)
+    features = Features([], [], [])
+    position = 0
+    for index, example in enumerate(examples):
+        n = len(example.choices)
+        item: dict[str, Any] = {"choices": encoding["input_ids"][position:position + n]}
+        if token_types and "token_type_ids" in encoding:
+            item["choice_token_types"] = encoding["token_type_ids"][position:position + n]
+        if with_labels:
+            item["label"] = int(example.label)  # type: ignore[arg-type]
+        position += n
+        features.items.append(item)
+        features.lengths.append(sum(len(ids) for ids in item["choices"]))
+        features.example_index.append(index)
+    return features

@@ -1,0 +1,48 @@
+"""Transformers' Auto head per example kind, and one forward pass that returns loss and scores.
+
+Multiple choice runs only the real choices through the encoder: the flattened rows are
+handed to ``AutoModelForMultipleChoice`` as a single "example" of N choices, and the
+scores are scattered back into a (batch, max choices) grid whose empty cells are masked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from clue_core.examples import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
+
+
+def auto_class(kind: str) -> Any:
+    import transformers
+
+    return {
+        CLASSIFICATION: transformers.AutoModelForSequenceClassification,
+        SPAN: transformers.AutoModelForQuestionAnswering,
+        MULTIPLE_CHOICE: transformers.AutoModelForMultipleChoice,
+    }[kind]
+
+
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def forward(model: Any, batch: dict[str, torch.Tensor], kind: str, with_loss: bool
+            ) -> tuple[torch.Tensor | None, tuple[torch.Tensor, ...]]:
+    """(loss or None, outputs): class logits, (start, end) logits, or masked choice logits."""
+    inputs = {k: batch[k] for k in MODEL_INPUTS if k in batch}
+    if kind == MULTIPLE_CHOICE:
+        flat = model(**{k: v.unsqueeze(0) for k, v in inputs.items()}).logits.reshape(-1).float()
+        mask = batch["choice_mask"]
+        grid = flat.new_full((mask.numel(),), torch.finfo(torch.float32).min)
+        grid = grid.index_put((batch["choice_slot"],), flat).view(mask.shape)
+        loss = F.cross_entropy(grid, batch["labels"]) if with_loss else None
+        return loss, (grid,)
+    if kind == SPAN:
+        extra = {"start_positions": batch["start_positions"], "end_positions": batch["end_positions"]} if with_loss \
+            else {}
+        out = model(**inputs, **extra)
+        return (out.loss if with_loss else None), (out.start_logits.float(), out.end_logits.float())
+    out = model(**inputs, **({"labels": batch["labels"]} if with_loss else {}))
+    return (out.loss if with_loss else None), (out.logits.float(),)

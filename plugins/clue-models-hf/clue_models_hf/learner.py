@@ -1,0 +1,266 @@
+"""The Learner: a Hugging Face encoder with the head for one task's example kind.
+
+It holds the tokenizer, the model and (once it trains or predicts) an Accelerator.
+Models are built lazily: the offline backbone needs the training texts for its
+vocabulary, and a pretrained checkpoint is only loaded when there is work to do.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clue_core.atomic import write_json
+from clue_core.errors import ClueError
+from clue_core.examples import (
+    CLASSIFICATION,
+    MULTIPLE_CHOICE,
+    SPAN,
+    ClassificationExample,
+    Example,
+    MultipleChoiceExample,
+    Prediction,
+    SpanExample,
+)
+from clue_core.specs import TaskSpec
+from clue_models_hf import encoding, loading, tiny
+from clue_models_hf.batching import Collator
+from clue_models_hf.runtime import infer, make_accelerator, stack_padded
+from clue_models_hf.settings import Settings
+from clue_models_hf.spans import decode_spans
+from clue_models_hf.training import BEST, Trainer
+
+TINY_SOURCE = "hf-tiny"
+BEST_WEIGHTS = "weights.safetensors"
+
+
+def texts_of(examples: Sequence[Example]) -> list[str]:
+    """Every text a tokenizer will see for these examples (the offline vocabulary's source)."""
+    texts: list[str] = []
+    for e in examples:
+        if isinstance(e, ClassificationExample):
+            texts.extend(t for t in (e.text, e.text_pair) if t)
+        elif isinstance(e, SpanExample):
+            texts.extend((e.context, e.question))
+        else:
+            texts.extend((e.context, e.question, *e.choices))
+    return texts
+
+
+def is_main_process() -> bool:
+    return os.environ.get("RANK", "0") in ("", "0")
+
+
+class HFLearner:
+    """``fit`` / ``predict`` / ``save`` for any Auto head; see the package docs for config keys."""
+
+    def __init__(self, task: TaskSpec, source: str, options: Mapping[str, Any]) -> None:
+        self.task = task
+        self.kind = task.kind
+        self.source = source
+        self.options = dict(options)
+        self.saved = None if source == TINY_SOURCE else loading.read_model_file(source)
+        if self.saved and self.saved["kind"] != self.kind:
+            raise ClueError(f"{source}: this model was trained for {self.saved['kind']} examples "
+                            f"({self.saved.get('task')}), not {self.kind} like {task.name}")
+        self.labels: list[str] = list(task.labels) if self.kind == CLASSIFICATION else []
+        if self.kind == CLASSIFICATION and not self.labels and self.saved:
+            self.labels = list(self.saved.get("labels") or [])
+        self.settings = Settings.from_config(self.options)
+        self.tokenizer: Any = None
+        self.model: Any = None
+        self.accelerator: Any = None
+        self.trained = False
+
+    # ---- building -------------------------------------------------------------------------
+    def _log(self, message: str) -> None:
+        if is_main_process():
+            print(f"[{self.task.name}] {message}", file=sys.stderr, flush=True)
+
+    def _build(self, texts: Sequence[str]) -> None:
+        """Tokenizer and model: offline backbone from ``texts``, else the checkpoint in ``source``."""
+        if self.model is not None:
+            return
+        from accelerate.utils import set_seed
+
+        loading.quiet_transformers()
+        set_seed(self.settings.seed)
+        head = self._head_options()
+        if self.source == TINY_SOURCE:
+            from clue_models_hf.heads import auto_class
+
+            size = int(self.options.get("tiny_vocab_size", tiny.TINY_DEFAULTS["tiny_vocab_size"]))
+            self.tokenizer = tiny.build_tokenizer(texts, size)
+            config = tiny.tiny_config(len(self.tokenizer), self.options, self.settings.max_length, **head)
+            self.model = auto_class(self.kind).from_config(config)
+        else:
+            saved_labels = list(self.saved.get("labels") or []) if self.saved else []
+            if self.saved and saved_labels != self.labels and not self._will_train:
+                raise ClueError(f"{self.source}: trained with labels {saved_labels}, but {self.task.name} has "
+                                f"{self.labels}; train it on this task first")
+            self.tokenizer = loading.load_tokenizer(self.source, self.settings.trust_remote_code)
+            self.model = loading.load_head(self.source, self.kind, self.labels, self.settings.trust_remote_code)
+        if self.kind == SPAN and not getattr(self.tokenizer, "is_fast", True):
+            raise ClueError(f"{self.source}: span extraction needs a fast tokenizer with character offsets")
+
+    def _head_options(self) -> dict[str, Any]:
+        if self.kind != CLASSIFICATION:
+            return {}
+        return {"num_labels": len(self.labels), "id2label": dict(enumerate(self.labels)),
+                "label2id": {label: i for i, label in enumerate(self.labels)},
+                "problem_type": "single_label_classification"}
+
+    @property
+    def max_length(self) -> int:
+        limit = getattr(self.model.config, "max_position_embeddings", None) if self.model is not None else None
+        # RoBERTa-style checkpoints offset positions by the padding index
+        if limit and getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+            limit -= 2
+        return min(self.settings.max_length, limit) if limit else self.settings.max_length
+
+    def _collator(self) -> Collator:
+        multiple = 8 if self.settings.mixed_precision != "no" and self.accelerator.device.type == "cuda" else None
+        return Collator(self.kind, self.tokenizer.pad_token_id, multiple)
+
+    def _encode(self, examples: Sequence[Example], with_labels: bool) -> encoding.Features:
+        s = self.settings
+        if self.kind == CLASSIFICATION:
+            label2id = {label: i for i, label in enumerate(self.labels)}
+            return encoding.encode_classification(self.tokenizer, examples, label2id, self.max_length, with_labels)
+        if self.kind == SPAN:
+            return encoding.encode_spans(self.tokenizer, examples, self.max_length, s.doc_stride, s.max_query_length,
+                                         with_labels)
+        return encoding.encode_choices(self.tokenizer, examples, self.max_length, with_labels)
+
+    # ---- Learner protocol -----------------------------------------------------------------
+    _will_train = False
+
+    def fit(self, train: Sequence[Example], dev: Sequence[Example], config: Mapping[str, Any], output_dir: Path,
+            score: Callable[[Sequence[Prediction]], dict[str, float]]) -> None:
+        """Fine-tune on ``train``, evaluating on ``dev`` and keeping the best checkpoint."""
+        self.options = {**self.options, **config}
+        self.settings = Settings.from_config(self.options)
+        self._will_train = True
+        output_dir = Path(output_dir)
+        if self.kind == CLASSIFICATION and not self.labels:
+            self.labels = sorted({e.label for e in train if e.label is not None})
+        self.accelerator = make_accelerator(self.settings, output_dir)
+        self._build(texts_of(train))
+        self._ensure_accelerator()
+        features = self._encode(train, with_labels=True)
+        for note in features.notes:
+            self._log(f"train: {note}")
+        dev_gold = [e for e in dev if _has_gold(e)]
+        evaluate = (lambda: score(self._predict(dev))) if dev_gold else None
+        trainer = Trainer(self.accelerator, self.model, self.kind, self.settings, output_dir, evaluate,
+                          self._save_weights, self._log)
+        trainer.train(features, self._collator())
+        self._restore_best(output_dir / BEST)
+        self.trained = True
+
+    def predict(self, examples: Sequence[Example]) -> list[Prediction]:
+        if self.model is None:
+            self._build(texts_of(examples))
+        return self._predict(examples)
+
+    def save(self, directory: Path) -> None:
+        """Weights (safetensors), tokenizer, config with the label map, and ``clue_model.json``."""
+        if self.model is None:
+            raise ClueError("nothing to save: the model was neither trained nor loaded")
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        model = self.accelerator.unwrap_model(self.model) if self.accelerator is not None else self.model
+        model.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        write_json(directory / loading.MODEL_FILE, {
+            "model": "hf",
+            "task": self.task.name,
+            "kind": self.kind,
+            "labels": self.labels,
+            "backbone": self.saved.get("backbone", self.source) if self.saved else self.source,
+            "max_length": self.max_length,
+        })
+
+    # ---- prediction -----------------------------------------------------------------------
+    def _ensure_accelerator(self) -> None:
+        if self.accelerator is None:
+            self.accelerator = make_accelerator(self.settings)
+        if not getattr(self, "_prepared", False):
+            self.model = self.accelerator.prepare(self.model)
+        self._prepared = True
+
+    def _predict(self, examples: Sequence[Example]) -> list[Prediction]:
+        if not examples:
+            return []
+        self._ensure_accelerator()
+        features = self._encode(examples, with_labels=False)
+        outputs = infer(self.accelerator, self.model, features, self._collator(), self.settings.eval_batch_size,
+                        self.kind)
+        if self.kind == CLASSIFICATION:
+            return self._classes(examples, outputs)
+        if self.kind == MULTIPLE_CHOICE:
+            return self._choices(examples, outputs)
+        return self._spans(examples, features, outputs)
+
+    def _classes(self, examples: Sequence[Example], outputs: list[tuple[np.ndarray, ...]]) -> list[Prediction]:
+        logits = np.stack([o[0] for o in outputs])
+        probabilities = _softmax(logits)
+        best = probabilities.argmax(axis=1)
+        return [Prediction(e.id, self.labels[int(b)], tuple(float(p) for p in row))
+                for e, b, row in zip(examples, best, probabilities)]
+
+    def _choices(self, examples: Sequence[Example], outputs: list[tuple[np.ndarray, ...]]) -> list[Prediction]:
+        predictions = []
+        for example, (grid,) in zip(examples, outputs):
+            assert isinstance(example, MultipleChoiceExample)
+            scores = _log_softmax(grid[: len(example.choices)])
+            predictions.append(Prediction(example.id, int(scores.argmax()), tuple(float(s) for s in scores)))
+        return predictions
+
+    def _spans(self, examples: Sequence[Example], features: encoding.Features,
+               outputs: list[tuple[np.ndarray, ...]]) -> list[Prediction]:
+        width = max(features.lengths)
+        offsets = np.zeros((len(features), width, 2), dtype=np.int64)
+        mask = np.zeros((len(features), width), dtype=bool)
+        for i, (row, inside) in enumerate(zip(features.offsets, features.context_mask)):
+            offsets[i, : len(row)] = row
+            mask[i, : len(inside)] = inside
+        starts = stack_padded([o[0] for o in outputs], width, 0.0)
+        ends = stack_padded([o[1] for o in outputs], width, 0.0)
+        decoded = decode_spans(starts, ends, offsets, mask, self.settings.n_best, self.settings.max_answer_length,
+                               np.asarray(features.example_index), len(examples))
+        return [Prediction(e.id, decoded.text(i, e.context)) for i, e in enumerate(examples)]  # type: ignore[union-attr]
+
+    # ---- best checkpoint ------------------------------------------------------------------
+    def _save_weights(self, directory: Path) -> None:
+        from safetensors.torch import save_model
+
+        directory.mkdir(parents=True, exist_ok=True)
+        save_model(self.accelerator.unwrap_model(self.model), str(directory / BEST_WEIGHTS))
+
+    def _restore_best(self, directory: Path) -> None:
+        from safetensors.torch import load_model
+
+        if (directory / BEST_WEIGHTS).is_file():
+            load_model(self.accelerator.unwrap_model(self.model), str(directory / BEST_WEIGHTS))
+            self._log(f"restored the best checkpoint ({directory})")
+
+
+def _has_gold(example: Example) -> bool:
+    return (example.answers if isinstance(example, SpanExample) else example.label) is not None
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def _log_softmax(scores: np.ndarray) -> np.ndarray:
+    top = scores.max()
+    return scores - top - math.log(float(np.exp(scores - top).sum()))
