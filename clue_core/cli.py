@@ -143,7 +143,7 @@ def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
         f"{task.name} — {task.description}",
         f"  plugin:           {kernel.owner.get(('tasks', task.name))}",
         f"  kind:             {task.kind}",
-        f"  leaderboard group: {task.group or '-'}",
+        f"  group:            {task.group or '-'}",
         f"  metrics:          {', '.join(task.metrics)} (primary: {task.primary_metric})",
         f"  splits:           {', '.join(task.splits) or '-'}",
     ]
@@ -163,7 +163,12 @@ def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
         lines.append(f"  data:             {task.source.url} ({size}, {checksum})")
     if task.data_files:
         lines.append(f"  data files:       {', '.join(task.data_files)}")
-    lines.append(f"  cached:           {cached if cached.is_dir() else 'no (clue-core download ' + task.name + ')'}")
+    if cached.is_dir():
+        lines.append(f"  cached:           {cached}")
+        for path in sorted(p for p in cached.rglob("*") if p.is_file() and not data.is_junk(p.relative_to(cached))):
+            lines.append(f"    {path.relative_to(cached)}  {path.stat().st_size:,} bytes")
+    else:
+        lines.append(f"  cached:           no (clue-core download {task.name})")
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
     if task.hyperparameters:
         hp = ", ".join(f"{k}={v}" for k, v in task.hyperparameters.items())
