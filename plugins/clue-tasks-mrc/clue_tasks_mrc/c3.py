@@ -88,7 +88,9 @@ def _read_file(path: Path, *, test: bool, first_index: int) -> list[MultipleChoi
                 qid = first_index + len(examples)
                 answer = _get(item, "answer", str, path, qwhere)
                 if answer not in choices:
-                    raise InputError(path, f"answer {answer!r} is not one of the choices", record=qwhere, field="answer")
+                    raise InputError(
+                        path, f"answer {answer!r} is not one of the choices", record=qwhere, field="answer"
+                    )
                 label = choices.index(answer)
             examples.append(
                 MultipleChoiceExample(id=qid, context=context, question=question, choices=tuple(choices), label=label)
@@ -122,7 +124,9 @@ def decode(examples: Sequence[MultipleChoiceExample], predictions: Sequence[Pred
         valid = isinstance(prediction.value, int) and 0 <= prediction.value < n_choices
         if not valid and prediction.scores and len(prediction.scores) >= n_choices:
             real = list(prediction.scores)[:n_choices]
-            prediction = Prediction(id=prediction.id, value=max(range(n_choices), key=real.__getitem__), scores=prediction.scores)
+            prediction = Prediction(
+                id=prediction.id, value=max(range(n_choices), key=real.__getitem__), scores=prediction.scores
+            )
         elif not valid:
             raise DataError(
                 f"c3 question {example.id}: predicted choice {prediction.value!r} but it has {n_choices} choices"

@@ -29,8 +29,9 @@ from clue_core.jsonio import field, iter_jsonl, read_json
 TAG = re.compile(r"#idiom\d{6}#")
 #: How the blank being asked about is written in its context (an idiom has 4 characters).
 BLANK = "____"
-#: How the passage's other blanks are written.
-OTHER_BLANK = "[MASK]"
+#: How the passage's other blanks are written: one mark per idiom character, so a window
+#: that cuts it still leaves only marks (a tokenizer-specific "[MASK]" would leave "[MA").
+OTHER_BLANK = "□□□□"
 #: Characters of context kept on each side of the blank: with the 4-character blank and a
 #: 4-character candidate this fits the recommended 64-token length.
 WINDOW = 24
@@ -76,7 +77,9 @@ def read(data_dir: Path, split: str) -> SplitData:
         blanks = 0
         for passage in content:
             if not isinstance(passage, str):
-                raise InputError(path, f"expected strings, got {type(passage).__name__}", line=line_number, field="content")
+                raise InputError(
+                    path, f"expected strings, got {type(passage).__name__}", line=line_number, field="content"
+                )
             for match in TAG.finditer(passage):
                 tag = match.group()
                 if tag in seen:
@@ -86,7 +89,11 @@ def read(data_dir: Path, split: str) -> SplitData:
                 label = None
                 if answers is not None:
                     if tag not in answers:
-                        raise InputError(answer_path or path, f"no answer for blank {tag} (line {line_number} of {path.name})", record=tag)
+                        raise InputError(
+                            answer_path or path,
+                            f"no answer for blank {tag} (line {line_number} of {path.name})",
+                            record=tag,
+                        )
                     label = answers[tag]
                     if not 0 <= label < len(candidates):
                         raise InputError(

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Sequence
 
 from clue_core.errors import DataError
 from clue_core.examples import Prediction, SpanExample
-
 from clue_tasks_mrc.word_tokens import word_tokenize
 
 #: The official script's ``sp_char`` list, one entry per element (``……`` included).

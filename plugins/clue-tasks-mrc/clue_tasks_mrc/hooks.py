@@ -6,8 +6,8 @@ the metric) is imported only when a score is computed.
 
 from __future__ import annotations
 
-from clue_core.examples import MULTIPLE_CHOICE, SPAN
 from clue_core.hookspecs import hookimpl
+from clue_core.kinds import MULTIPLE_CHOICE, SPAN
 from clue_core.specs import DataSource, MetricSpec, TaskSpec, TestVersion
 
 GROUP = "mrc"
@@ -121,7 +121,7 @@ CHID = TaskSpec(
     },
     notes=(
         "84,709 / 3,218 / 3,447 lines (test1.0: 3,231). One example per blank: a window of "
-        "24 characters each side, the blank as '____', the passage's other blanks as '[MASK]'. "
+        "24 characters each side, the blank as '____', the passage's other blanks as '□□□□'. "
         "Blanks of a line take distinct candidates: the decode step assigns them jointly, "
         "exactly (maximum summed log-probability) or, with chid_decode=greedy, highest-first "
         "as the CLUE baselines did. Accuracy is per blank."

@@ -56,9 +56,7 @@ def read_squad_file(path: Path, *, test: bool) -> list[SpanExample]:
                 seen.add(qid)
                 question = _field(qa, "question", str, path, str(qid))
                 answers = _read_answers(qa, context, path, str(qid), test=test)
-                examples.append(
-                    SpanExample(id=qid, context=context, question=question, answers=answers, title=title)
-                )
+                examples.append(SpanExample(id=qid, context=context, question=question, answers=answers, title=title))
     return examples
 
 

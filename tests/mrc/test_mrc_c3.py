@@ -1,0 +1,68 @@
+"""C3 reader and decode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clue_core.errors import DataError, InputError
+from clue_core.examples import MultipleChoiceExample, Prediction
+from clue_tasks_mrc import c3
+
+from .conftest import SAMPLES
+
+
+def test_train_reads_d_then_m_with_labels():
+    train = c3.read(SAMPLES / "c3", "train")
+    d_file = json.loads((SAMPLES / "c3" / "d-train.json").read_text(encoding="utf-8"))
+    n_d = sum(len(document[1]) for document in d_file)
+    assert [e.id for e in train.examples] == list(range(len(train)))
+    assert train.examples[0].context.startswith("男：")  # dialogue first
+    assert not train.examples[n_d].context.startswith(("男：", "女："))  # then the m- file
+    for example in train.examples:
+        assert 2 <= len(example.choices) <= 4
+    assert train.examples[0].choices[train.examples[0].label] == "下午三点"
+    assert {len(e.choices) for e in train.examples} >= {2, 3, 4}
+
+
+def test_test_versions_keep_file_ids_and_long_choice_lists():
+    test = c3.read(SAMPLES / "c3", "test1.1")
+    assert [e.id for e in test.examples] == [0, 1, 2]
+    assert len(test.examples[2].choices) == 5
+    assert test.notes and "5" not in test.notes[0] and "1 (all choices kept)" in test.notes[0]
+    assert [e.id for e in c3.read(SAMPLES / "c3", "test1.0").examples] == [1]
+
+
+def test_real_records(real_records):
+    folder = real_records("c3")
+    train = c3.read(folder, "train")
+    assert train.examples[0].choices[train.examples[0].label] == "喜剧片"
+    test = c3.read(folder, "test1.1")
+    assert test.examples[0].id == 508 and test.examples[0].label is None
+
+
+def test_answer_not_among_choices(tmp_path):
+    bad = [[["文"], [{"question": "?", "choice": ["甲", "乙"], "answer": "丙"}], "1-1"]]
+    (tmp_path / "d-dev.json").write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "m-dev.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        c3.read(tmp_path, "dev")
+    assert caught.value.field == "answer" and "d-dev.json" in str(caught.value)
+
+
+def test_test_question_without_id(tmp_path):
+    (tmp_path / "test1.0.json").write_text(json.dumps([[["文"], [{"question": "?", "choice": ["甲", "乙"]}]]]))
+    with pytest.raises(InputError) as caught:
+        c3.read(tmp_path, "test1.0")
+    assert caught.value.field == "id" and caught.value.record == "document 0 question 0"
+
+
+def test_decode_never_predicts_a_padding_choice():
+    examples = [MultipleChoiceExample(id=7, context="", question="", choices=("甲", "乙"))]
+    padded = Prediction(7, 3, scores=(0.1, 0.7, 0.0, 0.9))
+    assert c3.decode(examples, [padded])[0].value == 1
+    kept = Prediction(7, 0, scores=(0.1, 0.7, 0.0, 0.9))
+    assert c3.decode(examples, [kept])[0].value == 0
+    with pytest.raises(DataError, match="question 7"):
+        c3.decode(examples, [Prediction(7, 2)])
