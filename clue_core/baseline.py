@@ -97,7 +97,9 @@ def create(argument: str | None, task: TaskSpec, options: Mapping[str, Any]) -> 
     """Model factory: a fresh learner, or one loaded from a saved run's model directory."""
     if argument:
         learner = BaselineLearner.load(Path(argument))
-        if learner.task_name != task.name:
-            raise ClueError(f"{argument}: this model was trained for {learner.task_name}, not {task.name}")
+        # a model trained on one task may predict another with the same labels (CMNLI/OCNLI → diagnostics)
+        if learner.task_name != task.name and (learner.kind != task.kind or tuple(learner.labels) != task.labels):
+            raise ClueError(f"{argument}: this model was trained for {learner.task_name}, whose labels differ "
+                            f"from {task.name}'s")
         return learner
     return BaselineLearner(task.name, task.kind, task.labels)
