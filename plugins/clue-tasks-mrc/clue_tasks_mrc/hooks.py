@@ -123,8 +123,9 @@ CHID = TaskSpec(
         "84,709 / 3,218 / 3,447 lines (test1.0: 3,231). One example per blank: a window of "
         "24 characters each side, the blank as '____', the passage's other blanks as '□□□□'. "
         "Blanks of a line take distinct candidates: the decode step assigns them jointly, "
-        "exactly (maximum summed log-probability) or, with chid_decode=greedy, highest-first "
-        "as the CLUE baselines did. Accuracy is per blank."
+        "exactly (maximum summed log-probability) by default; highest-first as the CLUE baselines "
+        "did is clue_tasks_mrc.chid:decode_greedy, chosen by chid_decode=greedy where the runner "
+        "passes its config to decode. Accuracy is per blank."
     ),
 )
 
