@@ -139,6 +139,21 @@ def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictio
     return results
 
 
+def bind_decode(task: TaskSpec, config: dict[str, Any]) -> Callable | None:
+    """The task's decode step; one that accepts ``config`` gets the run's (e.g. ``chid_decode=greedy``)."""
+    if not task.decode:
+        return None
+    import functools
+    import inspect
+
+    decode = resolve(task.decode)
+    try:
+        accepts_config = "config" in inspect.signature(decode).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        accepts_config = False
+    return functools.partial(decode, config=config) if accepts_config else decode
+
+
 def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
     records = []
     for example, prediction in zip(examples, predictions):
@@ -231,7 +246,7 @@ def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
 
     factory = resolve(model_spec.factory)
     learner = factory(argument, task, config)
-    decode = resolve(task.decode) if task.decode else None
+    decode = bind_decode(task, config)
 
     def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
         decoded = list(decode(dev, predictions)) if decode else list(predictions)

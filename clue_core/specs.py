@@ -60,7 +60,12 @@ class TestVersion:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """Everything the kernel needs to know about a task, without importing its code."""
+    """Everything the kernel needs to know about a task, without importing its code.
+
+    ``reader(data_dir, split) -> SplitData``; ``decode(examples, predictions[, config])``
+    rewrites the predictions of a whole split (CHID's joint assignment) and receives the
+    run's hyperparameters when it accepts ``config``.
+    """
 
     name: str
     kind: str
