@@ -74,7 +74,7 @@ BASE_RECIPES: dict[str, dict[str, Any]] = {
 
 #: Learning rate and epoch multiplier per size class (``toy`` is the offline backbone).
 _SIZE_RULES: dict[str, dict[str, float]] = {
-    "toy": {"learning_rate": 1e-3, "epoch_factor": 1.0},
+    "toy": {"learning_rate": 5e-3, "epoch_factor": 1.0},
     "tiny": {"learning_rate": 1e-4, "epoch_factor": 2.0},
     "small": {"learning_rate": 5e-5, "epoch_factor": 2.0},
     "base": {"learning_rate": 0.0, "epoch_factor": 1.0},

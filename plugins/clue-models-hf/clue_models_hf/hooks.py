@@ -22,7 +22,7 @@ TINY = "hf-tiny"
 FACTORY = "clue_models_hf.factory:create"
 TINY_FACTORY = "clue_models_hf.factory:create_tiny"
 #: Encoder parameters of the offline backbone with a 3,000-character vocabulary.
-TINY_PARAMETERS = 248_448
+TINY_PARAMETERS = 296_128
 
 
 @hookimpl

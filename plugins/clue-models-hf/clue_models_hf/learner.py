@@ -31,7 +31,7 @@ from clue_core.examples import (
 from clue_core.specs import TaskSpec
 from clue_models_hf import encoding, loading, tiny
 from clue_models_hf.batching import Collator
-from clue_models_hf.runtime import infer, make_accelerator, stack_padded
+from clue_models_hf.runtime import check_mixed_precision, infer, make_accelerator, stack_padded
 from clue_models_hf.settings import Settings
 from clue_models_hf.spans import decode_spans
 from clue_models_hf.training import BEST, Trainer
@@ -73,9 +73,12 @@ class HFLearner:
         if self.kind == CLASSIFICATION and not self.labels and self.saved:
             self.labels = list(self.saved.get("labels") or [])
         self.settings = Settings.from_config(self.options)
+        check_mixed_precision(self.settings.mixed_precision)
         self.tokenizer: Any = None
         self.model: Any = None
         self.accelerator: Any = None
+        #: ``model`` as Accelerate prepared it (DDP-wrapped with several processes)
+        self.prepared: Any = None
         self.trained = False
 
     # ---- building -------------------------------------------------------------------------
@@ -158,7 +161,7 @@ class HFLearner:
             self._log(f"train: {note}")
         dev_gold = [e for e in dev if _has_gold(e)]
         evaluate = (lambda: score(self._predict(dev))) if dev_gold else None
-        trainer = Trainer(self.accelerator, self.model, self.kind, self.settings, output_dir, evaluate,
+        trainer = Trainer(self.accelerator, self.prepared, self.kind, self.settings, output_dir, evaluate,
                           self._save_weights, self._log)
         trainer.train(features, self._collator())
         self._restore_best(output_dir / BEST)
@@ -175,8 +178,7 @@ class HFLearner:
             raise ClueError("nothing to save: the model was neither trained nor loaded")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        model = self.accelerator.unwrap_model(self.model) if self.accelerator is not None else self.model
-        model.save_pretrained(directory)
+        self.model.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
         write_json(directory / loading.MODEL_FILE, {
             "model": "hf",
@@ -191,16 +193,15 @@ class HFLearner:
     def _ensure_accelerator(self) -> None:
         if self.accelerator is None:
             self.accelerator = make_accelerator(self.settings)
-        if not getattr(self, "_prepared", False):
-            self.model = self.accelerator.prepare(self.model)
-        self._prepared = True
+        if self.prepared is None:
+            self.prepared = self.accelerator.prepare(self.model)
 
     def _predict(self, examples: Sequence[Example]) -> list[Prediction]:
         if not examples:
             return []
         self._ensure_accelerator()
         features = self._encode(examples, with_labels=False)
-        outputs = infer(self.accelerator, self.model, features, self._collator(), self.settings.eval_batch_size,
+        outputs = infer(self.accelerator, self.prepared, features, self._collator(), self.settings.eval_batch_size,
                         self.kind)
         if self.kind == CLASSIFICATION:
             return self._classes(examples, outputs)
@@ -242,13 +243,13 @@ class HFLearner:
         from safetensors.torch import save_model
 
         directory.mkdir(parents=True, exist_ok=True)
-        save_model(self.accelerator.unwrap_model(self.model), str(directory / BEST_WEIGHTS))
+        save_model(self.model, str(directory / BEST_WEIGHTS))
 
     def _restore_best(self, directory: Path) -> None:
         from safetensors.torch import load_model
 
         if (directory / BEST_WEIGHTS).is_file():
-            load_model(self.accelerator.unwrap_model(self.model), str(directory / BEST_WEIGHTS))
+            load_model(self.model, str(directory / BEST_WEIGHTS))
             self._log(f"restored the best checkpoint ({directory})")
 
 

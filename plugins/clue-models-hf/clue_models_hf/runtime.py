@@ -9,6 +9,7 @@ there is one, is kept).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,12 @@ def check_mixed_precision(mode: str) -> None:
         raise ClueError("mixed_precision=bf16: this GPU has no bf16 support; use fp16")
 
 
+def native_cpu_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); elsewhere autocast emulates it, slowly."""
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
+
+
 def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any:
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState, GradientState
@@ -57,7 +64,13 @@ def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any
         options["project_config"] = ProjectConfiguration(project_dir=str(project_dir),
                                                          logging_dir=str(project_dir / "logs"))
     return Accelerator(mixed_precision=settings.mixed_precision,
-                       gradient_accumulation_steps=settings.gradient_accumulation_steps, **options)
+                       gradient_accumulation_steps=settings.gradient_accumulation_steps,
+                       cpu=cpu_processes(), **options)
+
+
+def cpu_processes() -> bool:
+    """Several processes without a GPU: Accelerate joins them over gloo only when told ``cpu=True``."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 and not torch.cuda.is_available()
 
 
 def prepare_loader(accelerator: Any, loader: DataLoader) -> Any:

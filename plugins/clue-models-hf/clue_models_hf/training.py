@@ -29,6 +29,7 @@ from clue_core.errors import ClueError
 from clue_models_hf.batching import Collator, LengthGroupedBatches
 from clue_models_hf.encoding import Features
 from clue_models_hf.heads import forward
+from clue_models_hf.runtime import native_cpu_bf16
 from clue_models_hf.settings import Settings
 
 STATE_FILE = "trainer_state.json"
@@ -116,6 +117,8 @@ class Trainer:
                                               if isinstance(v, int | float | str | bool)})
         self.log(f"training: {len(features)} features, {total} steps ({epochs} epochs × {steps_per_epoch}), "
                  f"world size {acc.num_processes}, mixed precision {s.mixed_precision}")
+        if s.mixed_precision == "bf16" and acc.device.type == "cpu" and not native_cpu_bf16():
+            self.log("note: this CPU has no native bf16 (AVX512-BF16/AMX); bf16 runs emulated, slower than fp32")
         progress = self._progress(total)
         running, seen = torch.zeros((), device=acc.device), 0
         finished = self.state.global_step >= total or self.state.stopped_early

@@ -1,0 +1,83 @@
+"""Fixtures for the clue-models-hf tests: toy tasks with a learnable signal, tiny configs.
+
+Training tests use the offline backbone at its smallest (one layer, 32 hidden units) so a
+fit takes a second or two on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from clue_core.examples import ClassificationExample, MultipleChoiceExample, Prediction, SpanExample
+from clue_core.specs import TaskSpec
+
+CHARS = "天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳云腾致雨露结为霜"
+
+#: The smallest useful offline backbone and a short schedule.
+TINY: dict[str, Any] = {
+    "tiny_hidden_size": 32, "tiny_num_layers": 1, "tiny_num_heads": 2, "tiny_intermediate_size": 64,
+    "learning_rate": 1e-2, "epochs": 4, "batch_size": 8, "eval_batch_size": 8, "max_length": 64,
+    "warmup_ratio": 0.0, "seed": 7, "progress": False, "primary_metric": "accuracy",
+}
+
+
+def sentence(rng: random.Random, n: int, alphabet: str = CHARS) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+@pytest.fixture(scope="session")
+def classification_task() -> TaskSpec:
+    # label strings deliberately unlike indices, as in TNEWS
+    return TaskSpec("toy-cls", "classification", "toy", "unused:reader", labels=("103", "100", "116"))
+
+
+@pytest.fixture(scope="session")
+def classification_data() -> tuple[list[ClassificationExample], list[ClassificationExample]]:
+    """The label is decided by which marker character the text contains: learnable in a few steps."""
+    rng = random.Random(1)
+    markers = {"103": "甲", "100": "乙", "116": "丙"}
+    examples = []
+    for i in range(72):
+        label = ("103", "100", "116")[i % 3]
+        text = sentence(rng, rng.randint(3, 12)) + markers[label] + sentence(rng, rng.randint(3, 12))
+        examples.append(ClassificationExample(i, text, None, label))
+    return examples[:60], examples[60:]
+
+
+@pytest.fixture(scope="session")
+def span_data() -> list[SpanExample]:
+    rng = random.Random(2)
+    examples = []
+    for i in range(12):
+        context = sentence(rng, rng.randint(20, 70))
+        start = rng.randint(0, len(context) - 4)
+        answer = context[start:start + 3]
+        examples.append(SpanExample(f"q{i}", context, "问" + answer[0], ((answer, start),)))
+    return examples
+
+
+@pytest.fixture(scope="session")
+def choice_data() -> list[MultipleChoiceExample]:
+    """The right choice is the one containing the question's character; 2 to 5 choices."""
+    rng = random.Random(3)
+    examples = []
+    for i in range(40):
+        n = 2 + i % 4
+        key = rng.choice(CHARS)
+        others = CHARS.replace(key, "")
+        choices = [sentence(rng, 3, others) for _ in range(n)]
+        label = rng.randrange(n)
+        choices[label] = choices[label][:1] + key + choices[label][2:]
+        examples.append(MultipleChoiceExample(i, sentence(rng, 10), key, tuple(choices), label))
+    return examples
+
+
+def accuracy_scorer(dev: Sequence[Any]) -> Callable[[Sequence[Prediction]], dict[str, float]]:
+    def score(predictions: Sequence[Prediction]) -> dict[str, float]:
+        right = sum(p.value == e.label for p, e in zip(predictions, dev))
+        return {"accuracy": 100.0 * right / len(dev)}
+    return score
