@@ -81,3 +81,28 @@ def accuracy_scorer(dev: Sequence[Any]) -> Callable[[Sequence[Prediction]], dict
         right = sum(p.value == e.label for p, e in zip(predictions, dev))
         return {"accuracy": 100.0 * right / len(dev)}
     return score
+
+
+#: The README's demo: every example kind, Simplified and Traditional Chinese.
+DEMO_TASKS = ("afqmc", "cmrc2018", "chid", "c3", "drcd")
+
+
+def invoke(*args: object) -> Any:
+    """``clue-core`` in-process; the result's ``output`` holds stdout and stderr."""
+    from click.testing import CliRunner
+
+    from clue_core.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> Any:
+    """``clue-core run <every kind> --model hf-tiny --sample`` once for the whole session."""
+    out = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLUE_HOME", str(out / "clue-home"))
+        result = invoke("run", *DEMO_TASKS, "--model", "hf-tiny", "--sample", "--output-dir", out / "runs",
+                        "--set", "progress=false")
+    assert result.exit_code == 0, result.output
+    return out / "runs", result.output

@@ -75,7 +75,8 @@ def test_unknown_label_names_the_example(tokenizer) -> None:
 
 
 def test_single_texts_and_pairs_keep_their_order(tokenizer) -> None:
-    examples = [ClassificationExample(0, "甲", "乙"), ClassificationExample(1, "丙"), ClassificationExample(2, "乙", "甲")]
+    examples = [ClassificationExample(0, "甲", "乙"), ClassificationExample(1, "丙"),
+                ClassificationExample(2, "乙", "甲")]
     features = encoding.encode_classification(tokenizer, examples, {}, 32, with_labels=False)
     sep = tokenizer.sep_token_id
     assert [item["input_ids"].count(sep) for item in features.items] == [2, 1, 2]
