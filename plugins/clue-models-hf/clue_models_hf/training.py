@@ -189,8 +189,9 @@ class Trainer:
         from tqdm.auto import tqdm
 
         show = self.settings.progress and self.accelerator.is_local_main_process
-        return tqdm(total=total, initial=self.state.global_step, disable=not show, desc="train", unit="step",
-                    dynamic_ncols=True, leave=False)
+        # disable=None: tqdm stays quiet when stderr is not a terminal (logs, CI)
+        return tqdm(total=total, initial=self.state.global_step, disable=None if show else True, desc="train",
+                    unit="step", dynamic_ncols=True, leave=False)
 
     def _log_loss(self, running: torch.Tensor, seen: int, scheduler: Any, progress: Any) -> None:
         loss = self.accelerator.reduce(running, reduction="mean").item() / max(1, seen)
