@@ -150,3 +150,14 @@ def test_resume_without_a_checkpoint_starts_from_the_beginning(tmp_path, classif
     create_tiny(None, classification_task, config).fit(train, dev, config, tmp_path / "t", accuracy_scorer(dev))
     assert "no checkpoint" in capsys.readouterr().err
     assert json.loads((tmp_path / "t" / "trainer_state.json").read_text())["global_step"] == 8
+
+
+def test_bf16_mixed_precision_trains_on_the_cpu(tmp_path, classification_task, classification_data) -> None:
+    train, dev = classification_data
+    config = dict(TINY, epochs=1, mixed_precision="bf16")
+    learner = create_tiny(None, classification_task, config)
+    learner.fit(train, dev, config, tmp_path / "training", accuracy_scorer(dev))
+    assert learner.accelerator.mixed_precision == "bf16"
+    predictions = learner.predict(dev)
+    assert all(p.value in classification_task.labels and math.isclose(sum(p.scores), 1.0, rel_tol=1e-4)
+               for p in predictions)
