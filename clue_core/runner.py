@@ -227,6 +227,7 @@ def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
         "platform": platform.platform(),
         "command": request.command,
         "seed": request.seed,
+        "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
         "config": config,
         "no_train": request.no_train,
         "data": {
@@ -240,13 +241,12 @@ def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
         "notes": notes,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    factory = resolve(model_spec.factory)
+    learner = factory(argument, task, config)  # before any file: a bad setting leaves nothing behind
+    decode = bind_decode(task, config)
     if main:
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json(run_dir / MANIFEST, manifest)
-
-    factory = resolve(model_spec.factory)
-    learner = factory(argument, task, config)
-    decode = bind_decode(task, config)
 
     def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
         decoded = list(decode(dev, predictions)) if decode else list(predictions)

@@ -74,3 +74,25 @@ def test_hyperparameter_precedence():
     merged = resolve_hyperparameters(task, model, request)
     assert (merged["learning_rate"], merged["epochs"], merged["batch_size"], merged["max_length"]) == (7.0, 3, 4, 6)
     assert merged["seed"] == 9 and merged["primary_metric"] == "accuracy" and merged["task"] == "decoded"
+
+
+def refusing_factory(argument, task, options):
+    from clue_core.errors import ClueError
+
+    raise ClueError("mixed_precision=fp16 needs a GPU")
+
+
+def test_a_model_refusing_its_settings_leaves_no_run_directory(run_cli, isolated_kernel, tmp_path):
+    class Plugin:
+        @hookimpl
+        def clue_tasks(self):
+            return [task_with()]
+
+        @hookimpl
+        def clue_models(self):
+            return [ModelSpec("picky", refusing_factory, ("classification",), "refuses")]
+
+    isolated_kernel.register(Plugin(), "picky-plugin")
+    result = run_cli("run", "decoded", "--model", "picky", "--sample", "-o", tmp_path / "out", kernel=isolated_kernel)
+    assert result.exit_code == 2 and "needs a GPU" in result.output
+    assert not (tmp_path / "out").exists()
