@@ -12,8 +12,8 @@ Three kinds of model names come from here:
 
 from __future__ import annotations
 
-from clue_core.examples import KINDS
 from clue_core.hookspecs import hookimpl
+from clue_core.kinds import KINDS
 from clue_core.specs import ModelSpec
 from clue_models_hf.catalogue import CATALOGUE, hyperparameters
 

@@ -8,7 +8,7 @@ and the baselines.
 
 from __future__ import annotations
 
-from clue_core.examples import CLASSIFICATION
+from clue_core.kinds import CLASSIFICATION
 from clue_core.specs import DataSource, TaskSpec, TestVersion
 from clue_tasks_classic import labels
 
