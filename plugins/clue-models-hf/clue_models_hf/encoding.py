@@ -21,7 +21,10 @@ class Features:
     """Encoded features of a list of examples.
 
     ``items[i]`` is what the collator batches; ``example_index[i]`` the example feature
-    ``i`` came from (span extraction makes several windows per long context).
+    ``i`` came from (span extraction makes several windows per long context). Span
+    windows also carry ``offsets`` (character range of every token), ``context_mask``
+    (True on context tokens) and ``context_ranges`` (``(first, stop)`` of that one run of
+    context tokens, which is all :func:`clue_models_hf.spans.decode_windows` needs).
     """
 
     items: list[dict[str, Any]]
@@ -29,6 +32,7 @@ class Features:
     example_index: list[int]
     offsets: list[list[tuple[int, int]]] = field(default_factory=list)
     context_mask: list[list[bool]] = field(default_factory=list)
+    context_ranges: list[tuple[int, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -151,9 +155,21 @@ def encode_spans(
         features.example_index.append(example_index)
         features.offsets.append(offsets)  # type: ignore[arg-type]
         features.context_mask.append(context)
+        features.context_ranges.append(_context_range(sequence_ids))
     if unlocatable:
         features.notes.append(f"{unlocatable} answers not found in their context were not used for training")
     return features
+
+
+def _context_range(sequence_ids: list[int | None]) -> tuple[int, int]:
+    """``(first, stop)`` of the context tokens (sequence 1), which a pair encoding keeps in one run."""
+    if 1 not in sequence_ids:
+        return 0, 0
+    first = sequence_ids.index(1)
+    stop = first + sequence_ids.count(1)
+    if sequence_ids[first:stop].count(1) != stop - first:
+        raise ClueError("the tokenizer split a window's context into several runs; span decoding needs one")
+    return first, stop
 
 
 def _token_positions(span: tuple[int, int] | None, offsets: list[tuple[int, int]], context: list[bool]

@@ -11,10 +11,17 @@ One deliberate difference, switchable: by default the top-k is taken *after* mas
 non-context tokens, so question tokens can never crowd real candidates out of the n-best
 lists; ``mask_before_top_k=False`` takes the top-k over all tokens first, exactly like
 ``run_qa``, which then discards the out-of-context picks.
+
+Two entry points: :func:`decode_spans` takes dense ``(windows, tokens, 2)`` offsets and a
+dense context mask; :func:`decode_windows` takes the per-window offset lists and context
+ranges exactly as :func:`clue_models_hf.encoding.encode_spans` makes them. The second
+exists for speed: copying a few thousand 512-token lists into dense arrays costs several
+times more than the decode itself, while only two offsets per example are ever read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,18 +53,38 @@ def best_window_spans(
     """Best (start token, end token, score) of every window; score ``-inf`` where none is valid.
 
     Inputs are ``(windows, tokens)`` arrays; ``context_mask`` is True on context tokens.
+    NaN logits count as ``-inf`` (never chosen).
     """
-    start_logits = np.asarray(start_logits, dtype=np.float32)
-    end_logits = np.asarray(end_logits, dtype=np.float32)
-    context_mask = np.asarray(context_mask, dtype=bool)
+    mask = np.asarray(context_mask, dtype=bool)
+    return _best_spans(start_logits, end_logits, lambda: mask, lambda rows, tokens: mask[rows, tokens],
+                       n_best, max_answer_length, mask_before_top_k)
+
+
+def _best_spans(
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    dense_mask: Callable[[], np.ndarray],
+    mask_at: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    n_best: int,
+    max_answer_length: int,
+    mask_before_top_k: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`best_window_spans` over a context given as a whole mask or as a per-token lookup.
+
+    The lookup is all the run_qa order needs (context checks on the n-best only); the
+    whole mask is built only when masking comes first.
+    """
+    start_logits = _nan_to_neg(np.asarray(start_logits, dtype=np.float32))
+    end_logits = _nan_to_neg(np.asarray(end_logits, dtype=np.float32))
     windows, tokens = start_logits.shape
     if windows == 0 or tokens == 0:
         empty = np.zeros(windows, dtype=np.int64)
         return empty, empty.copy(), np.full(windows, NEG)
     k = max(1, min(n_best, tokens))
     if mask_before_top_k:
-        start_logits = np.where(context_mask, start_logits, NEG)
-        end_logits = np.where(context_mask, end_logits, NEG)
+        mask = dense_mask()
+        start_logits = np.where(mask, start_logits, NEG)
+        end_logits = np.where(mask, end_logits, NEG)
     top_start = _top_k(start_logits, k)
     top_end = _top_k(end_logits, k)
     rows = np.arange(windows)[:, None]
@@ -65,22 +92,60 @@ def best_window_spans(
               + np.take_along_axis(end_logits, top_end, 1)[:, None, :])
     length = top_end[:, None, :] - top_start[:, :, None]
     valid = ((length >= 0) & (length < max_answer_length)
-             & context_mask[rows, top_start][:, :, None] & context_mask[rows, top_end][:, None, :])
-    scores = np.where(valid, scores, NEG)
-    flat = scores.reshape(windows, -1)
-    best = flat.argmax(axis=1)
-    best_score = flat[np.arange(windows), best]
-    return top_start[np.arange(windows), best // k], top_end[np.arange(windows), best % k], best_score
+             & mask_at(rows, top_start)[:, :, None] & mask_at(rows, top_end)[:, None, :])
+    flat = np.where(valid, scores, NEG).reshape(windows, -1)
+    best = flat.argmax(axis=1)  # first in (start rank, end rank) order on ties, as run_qa's stable sort
+    every = np.arange(windows)
+    return top_start[every, best // k], top_end[every, best % k], flat[every, best]
+
+
+def _nan_to_neg(values: np.ndarray) -> np.ndarray:
+    nan = np.isnan(values)
+    return np.where(nan, NEG, values) if nan.any() else values
 
 
 def _top_k(values: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest values per row, largest first (stable for ties: lower index first)."""
-    if k >= values.shape[1]:
+    """Indices of the k largest values per row, largest first; ties go to the lower index.
+
+    ``np.partition`` finds each row's k-th largest value several times faster than
+    ``np.argpartition`` finds the indices; comparing with that threshold then gives them
+    (a flat ``nonzero`` keeps each row's in index order).
+    """
+    rows, n = values.shape
+    if k >= n:
         return np.argsort(-values, axis=1, kind="stable")
-    part = np.argpartition(-values, k - 1, axis=1)[:, :k]
-    picked = np.take_along_axis(values, part, 1)
-    order = np.lexsort((part, -picked), axis=1)
-    return np.take_along_axis(part, order, 1)
+    threshold = np.partition(values, n - k, axis=1)[:, n - k, None]
+    chosen = values >= threshold
+    crowded = np.flatnonzero(chosen.sum(axis=1) > k)
+    if len(crowded):
+        # several values equal the threshold: keep only the lowest-indexed ones needed
+        part, limit = values[crowded], threshold[crowded]
+        above = part > limit
+        equal = part == limit
+        need = k - above.sum(axis=1, keepdims=True)
+        chosen[crowded] = above | (equal & (np.cumsum(equal, axis=1) <= need))
+    picked = (np.flatnonzero(chosen) % n).reshape(rows, k)
+    order = np.argsort(-np.take_along_axis(values, picked, 1), axis=1, kind="stable")
+    return np.take_along_axis(picked, order, 1)
+
+
+def _best_window_per_example(score: np.ndarray, window_example: np.ndarray) -> np.ndarray:
+    """The window that wins each example (highest score, first window on ties); none where all are -inf."""
+    windows = score.shape[0]
+    order = np.lexsort((np.arange(windows), -score, window_example))
+    first = np.ones(windows, dtype=bool)
+    first[1:] = window_example[order][1:] != window_example[order][:-1]
+    return order[first & np.isfinite(score[order])]
+
+
+def _examples_of(window_example: np.ndarray | Sequence[int] | None, windows: int,
+                 num_examples: int | None) -> tuple[np.ndarray, int]:
+    if window_example is None:
+        window_example = np.arange(windows)
+    window_example = np.asarray(window_example, dtype=np.int64)
+    if num_examples is None:
+        num_examples = int(window_example.max()) + 1 if windows else 0
+    return window_example, num_examples
 
 
 def decode_spans(
@@ -103,25 +168,72 @@ def decode_spans(
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     windows = offsets.shape[0]
-    if window_example is None:
-        window_example = np.arange(windows)
-    window_example = np.asarray(window_example, dtype=np.int64)
-    if num_examples is None:
-        num_examples = int(window_example.max()) + 1 if windows else 0
+    window_example, num_examples = _examples_of(window_example, windows, num_examples)
     start_tok, end_tok, score = best_window_spans(start_logits, end_logits, context_mask, n_best,
                                                   max_answer_length, mask_before_top_k)
     start = np.full(num_examples, -1, dtype=np.int64)
     end = np.full(num_examples, -1, dtype=np.int64)
     best = np.full(num_examples, NEG, dtype=np.float32)
     if windows:
-        # best window per example: sort by example, then by falling score (first window wins ties)
-        order = np.lexsort((np.arange(windows), -score, window_example))
-        first = np.ones(windows, dtype=bool)
-        first[1:] = window_example[order][1:] != window_example[order][:-1]
-        chosen = order[first & np.isfinite(score[order])]
+        chosen = _best_window_per_example(score, window_example)
         ex = window_example[chosen]
-        rows = np.arange(windows)
-        start[ex] = offsets[rows[chosen], start_tok[chosen], 0]
-        end[ex] = offsets[rows[chosen], end_tok[chosen], 1]
+        start[ex] = offsets[chosen, start_tok[chosen], 0]
+        end[ex] = offsets[chosen, end_tok[chosen], 1]
+        best[ex] = score[chosen]
+    return DecodedSpans(start, end, best)
+
+
+def decode_windows(
+    start_logits: np.ndarray,
+    end_logits: np.ndarray,
+    offsets: Sequence[Sequence[tuple[int, int]]],
+    context_ranges: Sequence[tuple[int, int]],
+    n_best: int = 20,
+    max_answer_length: int = 30,
+    window_example: np.ndarray | Sequence[int] | None = None,
+    num_examples: int | None = None,
+    mask_before_top_k: bool = True,
+) -> DecodedSpans:
+    """:func:`decode_spans` over ragged windows: per-window offset lists and context token ranges.
+
+    ``context_ranges[w] = (first, stop)``: window ``w``'s context tokens are
+    ``first .. stop - 1`` (a pair encoding's second sequence is one run); ``first == stop``
+    for none. ``start_logits``/``end_logits``: ``(windows, tokens)``, at least as wide as the
+    longest window. Same answers as :func:`decode_spans` on the same windows made dense.
+    """
+    windows = len(offsets)
+    start_logits = np.asarray(start_logits, dtype=np.float32)
+    end_logits = np.asarray(end_logits, dtype=np.float32)
+    if windows == 0:
+        start_logits = end_logits = np.zeros((0, 0), dtype=np.float32)
+    if start_logits.ndim != 2 or len(start_logits) != windows or end_logits.shape != start_logits.shape:
+        raise ValueError(f"{windows} windows of offsets but logits of shapes {start_logits.shape} and "
+                         f"{end_logits.shape}")
+    ranges = np.asarray(context_ranges, dtype=np.int64).reshape(-1, 2)
+    if len(ranges) != windows:
+        raise ValueError(f"{windows} windows of offsets but {len(ranges)} context ranges")
+    width = start_logits.shape[1]
+    if windows and (ranges[:, 1].max() > width or (ranges[:, 0] > ranges[:, 1]).any()):
+        raise ValueError(f"context ranges must satisfy 0 <= first <= stop <= {width} (the logits' width)")
+    first, stop = ranges[:, :1], ranges[:, 1:]
+
+    def dense_mask() -> np.ndarray:
+        positions = np.arange(width)
+        return (positions >= first) & (positions < stop)
+
+    def mask_at(rows: np.ndarray, tokens: np.ndarray) -> np.ndarray:  # rows: every window, in order
+        return (tokens >= first) & (tokens < stop)
+
+    window_example, num_examples = _examples_of(window_example, windows, num_examples)
+    start_tok, end_tok, score = _best_spans(start_logits, end_logits, dense_mask, mask_at, n_best,
+                                            max_answer_length, mask_before_top_k)
+    start = np.full(num_examples, -1, dtype=np.int64)
+    end = np.full(num_examples, -1, dtype=np.int64)
+    best = np.full(num_examples, NEG, dtype=np.float32)
+    if windows:
+        chosen = _best_window_per_example(score, window_example)
+        ex = window_example[chosen]
+        start[ex] = [offsets[w][t][0] for w, t in zip(chosen.tolist(), start_tok[chosen].tolist())]
+        end[ex] = [offsets[w][t][1] for w, t in zip(chosen.tolist(), end_tok[chosen].tolist())]
         best[ex] = score[chosen]
     return DecodedSpans(start, end, best)
