@@ -79,10 +79,12 @@ class BaselineLearner:
         path = Path(directory) / MODEL_FILE
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ClueError(f"{path}: not a saved baseline model ({exc})") from None
-        learner = cls(state["task"], state["kind"], state.get("labels", ()))
-        learner.majority = state.get("majority")
+            learner = cls(str(state["task"]), str(state["kind"]), [str(label) for label in state.get("labels", ())])
+            learner.majority = state.get("majority")
+        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ClueError(f"{path}: not a saved baseline model ({type(exc).__name__}: {exc})") from None
+        if learner.kind == "classification" and learner.labels and learner.majority not in (None, *learner.labels):
+            raise ClueError(f"{path}: saved majority label {learner.majority!r} is not one of its labels")
         return learner
 
 

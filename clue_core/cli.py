@@ -167,8 +167,10 @@ def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
         lines.append(f"  cached:           {cached}")
         for path in sorted(p for p in cached.rglob("*") if p.is_file() and not data.is_junk(p.relative_to(cached))):
             lines.append(f"    {path.relative_to(cached)}  {path.stat().st_size:,} bytes")
-    else:
+    elif task.source:
         lines.append(f"  cached:           no (clue-core download {task.name})")
+    else:
+        lines.append("  cached:           no official archive: use --data-dir or --sample")
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
     if task.hyperparameters:
         hp = ", ".join(f"{k}={v}" for k, v in task.hyperparameters.items())
@@ -297,6 +299,10 @@ def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Pa
         raise ClueError("--sample and --data-dir exclude each other")
     kernel = get_kernel(ctx)
     task = kernel.task(task_name)
+    if split in task.splits and predictions.name in {v.submission_file for v in task.test_versions}:
+        # dev files without ids are numbered 0, 1, 2… like test files: the ids would match by accident
+        click.echo(f"warning: {predictions.name} is named like a {task.name} test submission, "
+                   f"but it is scored against {split}", err=True)
     metrics, count = evaluate_file(kernel, task, predictions, data_dir=data_dir, sample=sample, split=split,
                                    allow_missing=allow_missing)
     if as_json:

@@ -68,7 +68,8 @@ def evaluate_file(
     if not examples:
         raise ClueError(f"{task.name} {split}: no examples to score")
     entries = read_predictions(kernel, task, predictions_path)
-    values = match_entries(task, examples, entries, predictions_path, ordered=False, allow_missing=allow_missing)
+    values = match_entries(task, examples, entries, predictions_path, ordered=False, allow_missing=allow_missing,
+                           gold_name=f"{task.name} {split}")
     predictions = [None if v is None else Prediction(e.id, v) for e, v in zip(examples, values)]
     metrics = score(kernel, task, examples, predictions)
     if not metrics:

@@ -192,6 +192,7 @@ def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
     model_spec, argument = kernel.model(request.model)
     if task.kind not in model_spec.kinds:
         raise ClueError(f"model {model_spec.name} does not support {task.kind} tasks like {task.name}")
+    check_trainable(task, argument, request)
     config = resolve_hyperparameters(task, model_spec, request)
     random.seed(request.seed)
 
@@ -244,53 +245,70 @@ def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
     factory = resolve(model_spec.factory)
     learner = factory(argument, task, config)  # before any file: a bad setting leaves nothing behind
     decode = bind_decode(task, config)
+    created = main and not (run_dir.exists() and any(run_dir.iterdir()))
     if main:
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json(run_dir / MANIFEST, manifest)
 
-    def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
-        decoded = list(decode(dev, predictions)) if decode else list(predictions)
-        by_id = {str(p.id): p for p in decoded}
-        return score(kernel, task, dev, [by_id.get(str(e.id)) for e in dev])
+    try:
+        def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
+            decoded = list(decode(dev, predictions)) if decode else list(predictions)
+            by_id = {str(p.id): p for p in decoded}
+            return score(kernel, task, dev, [by_id.get(str(e.id)) for e in dev])
 
-    started = time.perf_counter()
-    if not request.no_train:
-        learner.fit(train, dev, config, run_dir / "training", score_dev)
-        if main:
-            learner.save(run_dir / "model")
-    train_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        if not request.no_train:
+            learner.fit(train, dev, config, run_dir / "training", score_dev)
+            if main:
+                learner.save(run_dir / "model")
+        train_seconds = time.perf_counter() - started
 
-    dev_predictions = predict_checked(learner, dev, task, decode)
-    metrics = score(kernel, task, dev, dev_predictions)
-    writer = kernel.writer(task.writer)
-    write = resolve(writer.write)
-    submission_files: list[str] = []
-    test_predictions: dict[str, list[Prediction]] = {}
-    for version in task.test_versions:
-        if version.version in tests:
-            test_predictions[version.version] = predict_checked(learner, tests[version.version].examples, task, decode)
-
-    if main:
-        write_jsonl(run_dir / "predictions" / "dev.jsonl", prediction_records(dev, dev_predictions))
+        dev_predictions = predict_checked(learner, dev, task, decode)
+        metrics = score(kernel, task, dev, dev_predictions)
+        writer = kernel.writer(task.writer)
+        write = resolve(writer.write)
+        submission_files: list[str] = []
+        test_predictions: dict[str, list[Prediction]] = {}
         for version in task.test_versions:
-            if version.version not in tests:
-                continue
-            examples = tests[version.version].examples
-            predictions = test_predictions[version.version]
-            write_jsonl(run_dir / "predictions" / f"test-{version.version}.jsonl",
-                        prediction_records(examples, predictions))
-            write(run_dir / "submission" / version.submission_file, examples, predictions)
-            submission_files.append(version.submission_file)
-        primary = metrics.get(task.primary_metric)
-        write_json(run_dir / METRICS, {
-            "task": task.name, "model": request.model, "split": "dev", "primary_metric": task.primary_metric,
-            "primary": primary, "dev": metrics, "counts": manifest["counts"],
-            "train_seconds": round(train_seconds, 3), "group": task.group,
-        })
-        manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                        submission_files=submission_files)
-        write_json(run_dir / MANIFEST, manifest)
+            if version.version in tests:
+                examples = tests[version.version].examples
+                test_predictions[version.version] = predict_checked(learner, examples, task, decode)
+
+        if main:
+            write_jsonl(run_dir / "predictions" / "dev.jsonl", prediction_records(dev, dev_predictions))
+            for version in task.test_versions:
+                if version.version not in tests:
+                    continue
+                examples = tests[version.version].examples
+                predictions = test_predictions[version.version]
+                write_jsonl(run_dir / "predictions" / f"test-{version.version}.jsonl",
+                            prediction_records(examples, predictions))
+                write(run_dir / "submission" / version.submission_file, examples, predictions)
+                submission_files.append(version.submission_file)
+            primary = metrics.get(task.primary_metric)
+            write_json(run_dir / METRICS, {
+                "task": task.name, "model": request.model, "split": "dev", "primary_metric": task.primary_metric,
+                "primary": primary, "dev": metrics, "counts": manifest["counts"],
+                "train_seconds": round(train_seconds, 3), "group": task.group,
+            })
+            manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                            submission_files=submission_files)
+            write_json(run_dir / MANIFEST, manifest)
+    except ClueError:
+        if created:  # nothing of a run that failed on user input is left to block the retry
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     return TaskResult(task.name, run_dir, metrics, task.primary_metric, manifest["counts"], submission_files, notes)
+
+
+def check_trainable(task: TaskSpec, argument: str | None, request: RunRequest) -> None:
+    """Refuse runs whose predictions could only come from a model that never learnt anything."""
+    if request.no_train and argument is None:
+        raise ClueError(f"--no-train needs a trained model: pass the model/ folder of an earlier run "
+                        f"(or hf:<checkpoint>), not {request.model!r}")
+    if not request.no_train and "train" not in task.splits:
+        raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
+                        f"e.g. --model runs/<run>/ocnli/model --no-train")
 
 
 def prepare_run_dirs(kernel: Kernel, request: RunRequest) -> list[tuple[TaskSpec, Path]]:
@@ -305,7 +323,9 @@ def prepare_run_dirs(kernel: Kernel, request: RunRequest) -> list[tuple[TaskSpec
         if is_main_process():
             check_run_dir(run_dir, request)
         plan.append((task, run_dir))
-    kernel.model(request.model)  # fail early on an unknown model
+    _, argument = kernel.model(request.model)  # fail early on an unknown model
+    for task, _ in plan:
+        check_trainable(task, argument, request)
     return plan
 
 

@@ -64,21 +64,27 @@ def match_entries(
     *,
     ordered: bool,
     allow_missing: bool = False,
+    gold_name: str = "the test file",
+    exact_id_types: bool = False,
 ) -> list[Any]:
     """Line up parsed ``(id, value)`` entries with the examples; values in example order.
 
     ``ordered`` files must have one line per example in the test file's order; keyed
     files must name every example exactly once. Missing entries are ``None`` only when
-    ``allow_missing`` (the official CMRC2018 script scores them 0).
+    ``allow_missing`` (the official CMRC2018 script scores them 0). ``exact_id_types``
+    insists that an ordered file echoes ids with the test file's own JSON type (``0``, not ``"0"``).
     """
     if ordered and not allow_missing:
         if len(entries) != len(examples):
-            raise InputError(path, f"has {len(entries)} lines for {len(examples)} examples in the test file"
+            raise InputError(path, f"has {len(entries)} lines for {len(examples)} examples in {gold_name}"
                              " (one line per example, in file order)")
         for line, ((entry_id, value), example) in enumerate(zip(entries, examples), start=1):
             if str(entry_id) != str(example.id):
-                raise InputError(path, f"id {entry_id!r} where the test file has {example.id!r} "
-                                 "(lines must follow the test file's order)", line=line, field="id")
+                raise InputError(path, f"id {entry_id!r} where {gold_name} has {example.id!r} "
+                                 "(lines must follow its order)", line=line, field="id")
+            if exact_id_types and type(entry_id) is not type(example.id):
+                raise InputError(path, f"id {json.dumps(entry_id)} where {gold_name} has {json.dumps(example.id)} "
+                                 "(echo the file's own id, with its type)", line=line, field="id")
             check_value(task, example, value, path, {"line": line})
         return [value for _, value in entries]
     by_id: dict[str, Any] = {}
@@ -91,7 +97,7 @@ def match_entries(
     known = {str(e.id) for e in examples}
     unknown = [key for key in by_id if key not in known]
     if unknown:
-        raise InputError(path, f"{len(unknown)} id(s) not in the test data, first {unknown[0]!r}", field="id")
+        raise InputError(path, f"{len(unknown)} id(s) not in {gold_name}, first {unknown[0]!r}", field="id")
     values: list[Any] = []
     missing = []
     for example in examples:
@@ -162,7 +168,8 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
             raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
         examples = read_split(task, folder, version.split).examples
         entries = read(path)
-        match_entries(task, examples, entries, path, ordered=writer.ordered)
+        match_entries(task, examples, entries, path, ordered=writer.ordered, exact_id_types=True,
+                      gold_name=f"{task.name} test {version.version}")
         checked.append(CheckedFile(task.name, version.version, version.submission_file, path, len(entries)))
     return checked
 

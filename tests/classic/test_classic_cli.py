@@ -33,8 +33,14 @@ def sample_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLUE_HOME", str(root / "home"))
         patch.delenv("CLUE_DATA_URL", raising=False)
-        result = CliRunner().invoke(cli, ["run", *TASK_NAMES, "--model", "baseline", "--sample",
+        trainable = [name for name in TASK_NAMES if name != "diagnostics"]
+        result = CliRunner().invoke(cli, ["run", *trainable, "--model", "baseline", "--sample",
                                           "--output-dir", str(root / "runs")], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        # diagnostics has no training data: the official setup predicts it with an NLI model
+        result = CliRunner().invoke(cli, ["run", "diagnostics", "--model", str(root / "runs" / "ocnli" / "model"),
+                                          "--no-train", "--sample", "--output-dir", str(root / "runs")],
+                                    catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return root / "runs"
 
@@ -157,3 +163,11 @@ def test_download_then_run_against_a_local_server(
         assert len(lines.splitlines()) == len(raw_records(sample_file(official, version.split)))
     manifest = json.loads((tmp_path / "runs" / name / "manifest.json").read_text(encoding="utf-8"))
     assert not [f for f in manifest["data"]["files"] if "MACOSX" in f or f.endswith(".DS_Store")]
+
+
+def test_diagnostics_is_refused_without_a_trained_model(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "afqmc", "diagnostics", "--model", "baseline", "--sample",
+                                      "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "diagnostics has no training data" in result.output
+    assert not any(tmp_path.iterdir())  # refused before afqmc ran

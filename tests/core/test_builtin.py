@@ -99,3 +99,20 @@ def test_baseline_majority_first_sentence_and_saved_state(tmp_path):
     mc = BaselineLearner("t", "multiple_choice")
     mc.fit([M(0, "c", "q", ("a", "b", "c", "d"), label=3)], [], {}, Path(), lambda p: {})
     assert mc.predict([M(1, "c", "q", ("a", "b"))])[0].value == 0  # index 3 does not exist here
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"model": "baseline"}', "KeyError"),
+        ("not json", "JSONDecodeError"),
+        ('{"model": "baseline", "task": "t", "kind": "classification", "labels": ["0", "1"], "majority": "7"}',
+         "'7' is not one of its labels"),
+    ],
+)
+def test_a_damaged_saved_baseline_is_one_clear_error(tmp_path, content, message):
+    from clue_core.errors import ClueError
+
+    (tmp_path / "clue_model.json").write_text(content)
+    with pytest.raises(ClueError, match=message):
+        BaselineLearner.load(tmp_path)

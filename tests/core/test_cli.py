@@ -121,7 +121,7 @@ def test_evaluate_scores_run_and_leaderboard_shaped_files(run_cli, sample_run, t
         ('{"id": 1000, "label": "positive"}\n{"id": 1000\n', "dev_predict.json:2: invalid JSON"),
         ('{"id": 1000, "label": "positive"}\n', "no prediction for 15 of 16 examples"),
         ('{"id": 1000, "label": 1}\n', "field 'label': expected a label string, got 1 (a class index?"),
-        ('{"id": 99, "label": "positive"}\n', "id(s) not in the test data, first '99'"),
+        ('{"id": 99, "label": "positive"}\n', "id(s) not in review-sentiment dev, first '99'"),
     ],
 )
 def test_evaluate_bad_predictions_is_one_clear_line(run_cli, tmp_path, content, message):
@@ -148,7 +148,9 @@ def test_submit_builds_a_zip_with_files_at_its_root(run_cli, sample_run, tmp_pat
     ("damage", "message"),
     [
         (lambda lines: lines[:-1], "has 11 lines for 12 examples"),
-        (lambda lines: [lines[1], lines[0], *lines[2:]], "id 2001 where the test file has 2000"),
+        (lambda lines: [lines[1], lines[0], *lines[2:]], "id 2001 where review-sentiment test 1.0 has 2000"),
+        (lambda lines: [lines[0].replace('"id": 2000', '"id": "2000"'), *lines[1:]],
+         'id "2000" where review-sentiment test 1.0 has 2000 (echo the file\'s own id, with its type)'),
         (lambda lines: [lines[0].replace('"label": "', '"label": "x'), *lines[1:]], "is not a label of"),
     ],
 )
@@ -247,3 +249,14 @@ def test_strict_flag_reraises_with_traceback(isolated_kernel, monkeypatch):
         type("Boom", (), {"clue_tasks": hookimpl(lambda self: 1 / 0)})(), "boom"))
     result = CliRunner().invoke(cli, ["list"])
     assert isinstance(result.exception, ZeroDivisionError)
+
+
+def test_evaluate_warns_when_a_test_submission_is_scored_against_dev(run_cli, sample_run):
+    result = run_cli("evaluate", TASK, sample_run / "submission" / SUBMISSION, "--sample")
+    assert "warning: review_sentiment_predict.json is named like a review-sentiment test submission" in result.output
+
+
+def test_no_train_refuses_a_model_that_was_never_trained(run_cli, tmp_path):
+    result = run_cli("run", TASK, "--model", "baseline", "--no-train", "--sample", "-o", tmp_path)
+    assert result.exit_code == 2 and "--no-train needs a trained model" in result.output
+    assert not any(tmp_path.iterdir())
