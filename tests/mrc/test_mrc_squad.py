@@ -58,11 +58,19 @@ def _one_question(answers, qid="Q1", context="青石镇始建于1736年"):
 
 
 def test_offset_mismatch_names_the_question(tmp_path):
-    _write(tmp_path, _one_question([{"text": "1736年", "answer_start": 5}]))
+    _write(tmp_path, _one_question([{"text": "1736年", "answer_start": 1}]))  # the text sits at 6: 5 away
     with pytest.raises(InputError) as caught:
         read_cmrc2018(tmp_path, "dev")
     assert caught.value.record == "Q1" and caught.value.field == "answers[0].answer_start"
     assert "dev.json" in str(caught.value) and "1736年" in str(caught.value)
+
+
+@pytest.mark.parametrize("start", [3, 5, 7, 9])
+def test_an_offset_at_most_three_characters_off_is_moved_and_noted(tmp_path, start):
+    _write(tmp_path, _one_question([{"text": "1736年", "answer_start": start}]))
+    split = read_cmrc2018(tmp_path, "dev")
+    assert split.examples[0].answers == (("1736年", 6),)
+    assert len(split.notes) == 1 and "moved 1 answer offset(s)" in split.notes[0] and "Q1" in split.notes[0]
 
 
 def test_placeholder_answers_rejected_outside_test(tmp_path):

@@ -3,7 +3,10 @@
 One JSON document per file: ``data[].paragraphs[].{context, qas[].{id, question,
 answers[].{text, answer_start}}}``. Every answer offset is checked against its context,
 because a model trained on a shifted span learns the wrong thing silently; a mismatch is
-an error naming the question id. The test files carry placeholder answers
+an error naming the question id. The one exception is an answer whose text sits within
+``MAX_SHIFT`` characters of its offset: it is moved there and counted in the split's notes,
+so a few slightly-off offsets cannot stop a whole official split from being read (the
+CMRC2018 baseline's preprocessing tolerates such shifts too). The test files carry placeholder answers
 (``FAKE_ANSWER_n`` at ``answer_start -1``); they are recognised and dropped
 (``answers=None``), so they can never be scored. DRCD stays in Traditional Chinese:
 nothing is converted, and predicted spans are cut from the context's own characters.
@@ -21,6 +24,7 @@ from clue_core.examples import SpanExample, SplitData
 from clue_core.jsonio import field, read_json
 
 _PLACEHOLDER = re.compile(r"FAKE_ANSWER_\d+")
+MAX_SHIFT = 3
 TEST_SPLITS = ("test",)
 
 
@@ -29,8 +33,12 @@ def is_placeholder(text: str, start: int) -> bool:
     return start < 0 or bool(_PLACEHOLDER.fullmatch(text))
 
 
-def read_squad_file(path: Path, *, test: bool) -> list[SpanExample]:
-    """All questions of one SQuAD-style file, in file order."""
+def read_squad_file(path: Path, *, test: bool, shifted: list[str] | None = None) -> list[SpanExample]:
+    """All questions of one SQuAD-style file, in file order.
+
+    The ids of questions whose answer offsets were moved (see the module docstring) are
+    appended to ``shifted`` when given.
+    """
     document = read_json(path)
     if not isinstance(document, dict):
         raise InputError(path, f"expected a JSON object with 'data', got {type(document).__name__}")
@@ -55,13 +63,22 @@ def read_squad_file(path: Path, *, test: bool) -> list[SpanExample]:
                     raise InputError(path, "duplicate question id", record=str(qid), field="id")
                 seen.add(qid)
                 question = _field(qa, "question", str, path, str(qid))
-                answers = _read_answers(qa, context, path, str(qid), test=test)
+                answers = _read_answers(qa, context, path, str(qid), test=test, shifted=shifted)
                 examples.append(SpanExample(id=qid, context=context, question=question, answers=answers, title=title))
     return examples
 
 
+def nearby_offset(context: str, text: str, start: int) -> int | None:
+    """The offset nearest ``start`` (at most ``MAX_SHIFT`` away) where ``text`` really sits."""
+    for distance in range(1, MAX_SHIFT + 1):
+        for candidate in (start - distance, start + distance):
+            if candidate >= 0 and context[candidate : candidate + len(text)] == text:
+                return candidate
+    return None
+
+
 def _read_answers(
-    qa: dict[str, Any], context: str, path: Path, qid: str, *, test: bool
+    qa: dict[str, Any], context: str, path: Path, qid: str, *, test: bool, shifted: list[str] | None = None
 ) -> tuple[tuple[str, int], ...] | None:
     raw = qa.get("answers", [] if test else None)
     if raw is None:
@@ -79,7 +96,13 @@ def _read_answers(
         if is_placeholder(text, start):
             placeholders += 1
             continue
-        if context[start : start + len(text)] != text:
+        if context[start : start + len(text)] != text and text:
+            moved = nearby_offset(context, text, start)
+            if moved is not None:
+                if shifted is not None:
+                    shifted.append(qid)
+                answers.append((text, moved))
+                continue
             found = context[start : start + len(text)]
             raise InputError(
                 path,
@@ -120,8 +143,13 @@ def _reader(files: dict[str, str]):
             raise InputError(data_dir, f"unknown split {split!r} (known: {', '.join(files)})")
         path = find_file(Path(data_dir), files[split])
         assert path is not None
-        examples = read_squad_file(path, test=split in TEST_SPLITS)
-        return SplitData(examples=tuple(examples), files=(str(path),))
+        shifted: list[str] = []
+        examples = read_squad_file(path, test=split in TEST_SPLITS, shifted=shifted)
+        notes = ()
+        if shifted:
+            notes = (f"{path.name}: moved {len(shifted)} answer offset(s) by at most {MAX_SHIFT} characters to "
+                     f"where the answer text sits (first: question {shifted[0]})",)
+        return SplitData(examples=tuple(examples), files=(str(path),), notes=notes)
 
     return read
 
