@@ -485,3 +485,34 @@ def test_cli_run_with_a_parent_data_dir_of_official_zips(run_cli, tmp_path: Path
     missing = run_cli("run", "afqmc", "--model", "baseline", "--data-dir", tmp_path / "nope")
     assert missing.exit_code == 2
     assert f"error: {tmp_path / 'nope'}: no such file or folder" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("archive", "message"),
+    [
+        (AFQMC_ZIP[: len(AFQMC_ZIP) // 2], "corrupt"),
+        (zip_bytes({"train.json": b"{}\n", "../../evil.txt": b"pwned"}), "'../../evil.txt'"),
+    ],
+    ids=["truncated", "traversal"],
+)
+def test_cli_download_of_a_served_bad_archive_keeps_nothing(
+    run_cli, isolated_kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, archive: bytes, message: str
+) -> None:
+    """The archive matches its published checksum (a bad official upload), so only extraction can catch it."""
+    served = dataclasses.replace(AFQMC, source=dataclasses.replace(
+        AFQMC.source, size=len(archive), sha256=hashlib.sha256(archive).hexdigest()))
+
+    class Plugin:
+        @hookimpl
+        def clue_tasks(self) -> list[TaskSpec]:
+            return [served]
+
+    isolated_kernel.register(Plugin(), "served-plugin")
+    with LocalServer({"afqmc_public.zip": archive}) as server:
+        monkeypatch.setenv("CLUE_DATA_URL", server.url)
+        result = run_cli("download", "afqmc", kernel=isolated_kernel)
+    home = tmp_path / "clue-home"
+    assert result.exit_code == 2 and result.output.startswith("error: ") and message in result.output
+    assert "Traceback" not in result.output
+    assert not (home / "data" / "afqmc").exists()
+    assert not (tmp_path / "evil.txt").exists() and not (home / "evil.txt").exists()
