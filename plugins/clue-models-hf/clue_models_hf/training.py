@@ -9,6 +9,10 @@ resumed run ends where the uninterrupted one would have (same seed, CPU).
 
 The best model by the task's primary dev metric is kept in ``best/`` and restored at the
 end of training.
+
+The state also records throughput: seconds spent in the loop (evaluations and checkpoints
+excluded), examples trained and the share of processed tokens that are real rather than
+padding, so a slow run says why (``benchmarks/train_throughput.py`` reads these too).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +55,12 @@ class TrainerState:
     stopped_early: bool = False
     world_size: int = 1
     total_steps: int = 0
+    #: seconds in the training loop, evaluations and checkpoints excluded (summed over resumes)
+    train_runtime: float = 0.0
+    #: examples and token positions processed by all processes; real tokens exclude padding
+    train_examples: int = 0
+    train_tokens: int = 0
+    train_real_tokens: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -56,6 +68,16 @@ def no_decay(name: str) -> bool:
     """Biases and normalisation weights are not decayed (the usual BERT recipe)."""
     lowered = name.lower()
     return name.endswith("bias") or "layernorm" in lowered or "layer_norm" in lowered or ".norm" in lowered
+
+
+def make_optimizer(groups: list[dict[str, Any]], learning_rate: float, device: torch.device) -> torch.optim.AdamW:
+    """AdamW, fused into one kernel per step where PyTorch has one for the device.
+
+    The plain implementation launches a dozen small operations per parameter tensor; on a
+    CPU that costs a small model as much as a tenth of its step (see docs/models-hf.md).
+    """
+    fused = device.type in ("cpu", "cuda") and all(p.is_floating_point() for g in groups for p in g["params"])
+    return torch.optim.AdamW(groups, lr=learning_rate, fused=fused or None)
 
 
 def linear_schedule(warmup: int, total: int) -> Callable[[int], float]:
@@ -89,6 +111,9 @@ class Trainer:
         self.save_best = save_best
         self.log = log
         self.state = TrainerState(world_size=accelerator.num_processes)
+        self._clock = time.perf_counter()
+        #: this process's examples, token positions and real tokens since the last fold into the state
+        self._counts = torch.zeros(3, dtype=torch.long, device=accelerator.device)
 
     # ---- the loop -------------------------------------------------------------------------
     def train(self, features: Features, collator: Collator) -> None:
@@ -96,11 +121,12 @@ class Trainer:
         s, acc = self.settings, self.accelerator
         if not len(features):
             raise ClueError("no training examples (pass --no-train to predict with the model as it is)")
+        self._clock = time.perf_counter()
         sampler = LengthGroupedBatches(features.lengths, s.batch_size, s.seed)
         dataset = [dict(item, index=i) for i, item in enumerate(features.items)]
         loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collator,
                             generator=torch.Generator().manual_seed(s.seed))
-        optimizer = torch.optim.AdamW(self._parameter_groups(), lr=s.learning_rate)
+        optimizer = make_optimizer(self._parameter_groups(), s.learning_rate, acc.device)
         optimizer, loader = acc.prepare(optimizer, loader)
         model = self.model
         steps_per_epoch = math.ceil(len(loader) / s.gradient_accumulation_steps)
@@ -131,6 +157,7 @@ class Trainer:
             position = skip
             model.train()
             for batch in batches:
+                self._count(batch)
                 with acc.accumulate(model):
                     loss, _ = forward(model, batch, self.kind, with_loss=True)
                     acc.backward(loss)
@@ -152,9 +179,11 @@ class Trainer:
                     self._log_loss(running, seen, scheduler, progress)
                     running, seen = torch.zeros((), device=acc.device), 0
                 if isinstance(s.eval_every, int) and self.state.global_step % s.eval_every == 0:
-                    self._evaluate()
+                    with self._paused():
+                        self._evaluate()
                 if s.save_every and self.state.global_step % s.save_every == 0:
-                    self._checkpoint()
+                    with self._paused():
+                        self._checkpoint()
                 self.after_step(self.state.global_step)
                 if self.state.stopped_early or self.state.global_step >= total:
                     finished = True
@@ -162,9 +191,12 @@ class Trainer:
             if not finished or position >= len(loader):
                 self.state.epoch, self.state.batches_in_epoch = epoch + 1, 0
                 if s.eval_every == "epoch":
-                    self._evaluate()
+                    with self._paused():
+                        self._evaluate()
             if self.state.stopped_early:
                 finished = True
+        self._fold()
+        self._report_throughput()
         if self.state.last_evaluated_step != self.state.global_step:
             self._evaluate()
         progress.close()
@@ -177,6 +209,40 @@ class Trainer:
         """Called after every optimizer step; tests replace it to simulate an interruption."""
 
     # ---- pieces ---------------------------------------------------------------------------
+    def _count(self, batch: dict[str, torch.Tensor]) -> None:
+        mask = batch["attention_mask"]
+        self._counts[0] += batch["index"].numel()
+        self._counts[1] += mask.numel()
+        self._counts[2] += mask.sum()  # stays on the device: no synchronisation per batch
+
+    def _fold(self) -> None:
+        """Add the loop time and this stretch's counts (summed over processes) to the state."""
+        now = time.perf_counter()
+        self.state.train_runtime += now - self._clock
+        self._clock = now
+        examples, tokens, real = (int(v) for v in self.accelerator.reduce(self._counts, reduction="sum").tolist())
+        self._counts.zero_()
+        self.state.train_examples += examples
+        self.state.train_tokens += tokens
+        self.state.train_real_tokens += real
+
+    @contextmanager
+    def _paused(self) -> Iterator[None]:
+        """Evaluations and checkpoints are not training: their time stays out of ``train_runtime``."""
+        self._fold()
+        try:
+            yield
+        finally:
+            self._clock = time.perf_counter()
+
+    def _report_throughput(self) -> None:
+        st = self.state
+        if st.train_runtime <= 0 or not st.train_examples:
+            return
+        share = st.train_real_tokens / max(1, st.train_tokens)
+        self.log(f"trained {st.train_examples} examples in {st.train_runtime:.1f} s "
+                 f"({st.train_examples / st.train_runtime:.1f} examples/s, {share:.1%} of tokens real)")
+
     def _parameter_groups(self) -> list[dict[str, Any]]:
         decay, plain = [], []
         for name, parameter in self.model.named_parameters():
@@ -266,5 +332,6 @@ class Trainer:
         saved = json.loads((checkpoint / STATE_FILE).read_text())
         saved["world_size"] = self.accelerator.num_processes
         self.state = TrainerState(**saved)
+        self._clock = time.perf_counter()  # loading the checkpoint is not training
         self.log(f"resume: continuing from {checkpoint.name} (step {self.state.global_step} of "
                  f"{self.state.total_steps})")

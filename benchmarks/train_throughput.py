@@ -1,0 +1,552 @@
+"""Training and prediction throughput: clue-core's loop against the Hugging Face Trainer.
+
+Three arms train the same model (the offline backbone ``hf-tiny`` at a small size; ``--size
+base`` for a BERT-base shape) from the same initial weights on the same synthetic data, with
+the same batch size, learning rate, schedule, number of steps and precision (fp32):
+
+  a  transformers' Trainer as ``run_glue.py`` sets it up by default: every example padded to
+     ``max_length`` 128 at tokenization, ``default_data_collator``, random batches
+  b  the Trainer at its best: dynamic padding (``DataCollatorWithPadding``) and
+     ``train_sampling_strategy="group_by_length"`` (``group_by_length=True`` before transformers 5)
+  c  clue-core: ``HFLearner.fit`` / ``HFLearner.predict`` of ``clue-models-hf``, the code a
+     ``clue-core run`` executes
+
+on three CLUE-like length distributions (TNEWS-like titles of 10-40 characters, AFQMC-like
+pairs of 10-30 characters each, IFLYTEK-like texts of 100-500 characters cut at 128 tokens).
+Arms run alternately, their order rotating every repeat, and each arm's best repeat counts
+(other processes on a shared machine only ever slow a run down).
+
+Training time is each loop's own: ``Trainer.train()`` for a and b, the ``train_runtime``
+clue-core's loop records in ``trainer_state.json`` for c (no evaluation happens in any arm).
+Prediction time covers tokenization and prediction in every arm. The real-token share counts
+the attention masks of the batches each arm's collator actually produced.
+
+CPU efficiency: the machine's matmul rate (fp32, bf16) against the FLOP rate a training step
+achieves (FLOPs counted by ``torch.utils.flop_counter`` for the batch shapes each arm ran),
+and clue-core's bf16 speed-up over fp32 with the dev accuracy of both, where the CPU computes
+bf16 natively (AVX512-BF16 or AMX) or a GPU is present.
+
+    python benchmarks/train_throughput.py [--quick] [--size small|base] [--steps N] [--repeats N]
+
+``--quick`` (under two minutes on two cores) runs fewer steps and skips the bf16 run. Goals
+are printed as ``met`` or ``MISSED`` with their figures; nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from clue_core.examples import ClassificationExample, Prediction
+from clue_core.specs import TaskSpec
+
+GOAL_C_OVER_A = 3.0  # on the TNEWS-like data
+GOAL_C_OVER_B = 1.0  # on every distribution
+GOAL_REAL_SHARE = 0.9
+GOAL_BF16_SPEEDUP = 2.0
+
+MAX_LENGTH = 128
+BATCH_SIZE = 32
+EVAL_BATCH_SIZE = 64
+LEARNING_RATE = 1e-3
+SEED = 13
+
+SIZES: dict[str, dict[str, int]] = {
+    "small": {"tiny_hidden_size": 128, "tiny_num_layers": 4, "tiny_num_heads": 4, "tiny_intermediate_size": 512},
+    "base": {"tiny_hidden_size": 768, "tiny_num_layers": 12, "tiny_num_heads": 12, "tiny_intermediate_size": 3072},
+}
+
+ARMS = ("a", "b", "c")
+ARM_NAMES = {
+    "a": "Trainer, run_glue defaults (pad to 128)",
+    "b": "Trainer, dynamic padding + group_by_length",
+    "c": "clue-core HFLearner",
+}
+
+
+# ---- synthetic CLUE-like data ------------------------------------------------------------------
+
+ALPHABET = [chr(0x4E00 + i) for i in range(3000)]
+#: Zipf-like character frequencies, as in real Chinese text
+WEIGHTS = [1.0 / (rank + 1) for rank in range(len(ALPHABET))]
+#: one marker character per label, outside the background alphabet: the learnable signal
+MARKERS = [chr(0x6000 + i) for i in range(64)]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str
+    description: str
+    lengths: tuple[int, int]
+    pair: bool
+    labels: int
+
+
+DISTRIBUTIONS = (
+    Distribution("tnews", "TNEWS-like titles, 10-40 chars", (10, 40), False, 15),
+    Distribution("afqmc", "AFQMC-like pairs, 10-30 chars each", (10, 30), True, 2),
+    Distribution("iflytek", "IFLYTEK-like texts, 100-500 chars", (100, 500), False, 20),
+)
+
+
+def make_examples(dist: Distribution, count: int, seed: int) -> list[ClassificationExample]:
+    """Random texts of the distribution's lengths; the label's marker sits in the first 60 characters."""
+    rng = random.Random(seed)
+
+    def text(low: int, high: int, marker: str | None) -> str:
+        chars = rng.choices(ALPHABET, WEIGHTS, k=rng.randint(low, high))
+        if marker is not None:
+            chars[rng.randrange(min(60, len(chars)))] = marker
+        return "".join(chars)
+
+    examples = []
+    for i in range(count):
+        label = rng.randrange(dist.labels)
+        first = text(*dist.lengths, MARKERS[label])
+        second = text(*dist.lengths, MARKERS[label] if label else None) if dist.pair else None
+        examples.append(ClassificationExample(i, first, second, str(label)))
+    return examples
+
+
+# ---- measurement helpers --------------------------------------------------------------------------
+
+
+@dataclass
+class Shapes:
+    """(rows, width, real tokens) of every batch a collator produced."""
+
+    batches: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def add(self, mask: torch.Tensor) -> None:
+        self.batches.append((int(mask.shape[0]), int(mask.shape[1]), int(mask.sum())))
+
+    @property
+    def real_share(self) -> float:
+        total = sum(rows * width for rows, width, _ in self.batches)
+        return sum(real for *_, real in self.batches) / max(1, total)
+
+    @property
+    def examples(self) -> int:
+        return sum(rows for rows, _, _ in self.batches)
+
+
+def counting(collate: Callable[[Any], dict[str, Any]], shapes: Shapes) -> Callable[[Any], dict[str, Any]]:
+    """The same collator, recording the shape and real tokens of each batch it returns."""
+
+    def wrapped(items: Any) -> dict[str, Any]:
+        batch = collate(items)
+        shapes.add(torch.as_tensor(batch["attention_mask"]))
+        return batch
+
+    return wrapped
+
+
+class OtherLoad:
+    """How much of the machine other processes used while a run was timed (0 = a quiet run).
+
+    On two cores one busy neighbour takes half the machine, and two-thread kernels that
+    wait for each other slow down far more than that; runs report this figure so a
+    contended one can be recognised (and best-of-N usually skips it).
+    """
+
+    def __init__(self) -> None:
+        self.start = self._sample()
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float] | None:
+        try:
+            fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        except (OSError, ValueError):
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
+        own = sum(os.times()[:2])
+        return sum(fields) / ticks, idle / ticks, own
+
+    def share(self) -> float | None:
+        end = self._sample()
+        if self.start is None or end is None:
+            return None
+        total, idle, own = (b - a for a, b in zip(self.start, end))
+        return max(0.0, (total - idle - own) / total) if total > 0 else None
+
+
+def wait_for_quiet(limit: float) -> None:
+    """Wait (at most ``limit`` seconds) for a second in which others use under a tenth of the CPUs."""
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        probe = OtherLoad()
+        time.sleep(1.0)
+        share = probe.share()
+        if share is None or share < 0.1:
+            return
+
+
+def matmul_rate(dtype: torch.dtype, n: int, seconds: float) -> float:
+    """FLOP/s of an n×n matmul in ``dtype`` (at least one timed call, else ``seconds`` worth)."""
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    a @ b
+    calls, started = 0, time.perf_counter()
+    while True:
+        a @ b
+        calls += 1
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            return 2 * n**3 * calls / elapsed
+
+
+def native_bf16() -> bool:
+    from clue_models_hf.runtime import native_cpu_bf16
+
+    return (torch.cuda.is_available() and torch.cuda.is_bf16_supported()) or native_cpu_bf16()
+
+
+class FlopModel:
+    """Training FLOPs of one batch shape, from ``FlopCounterMode`` on the real model.
+
+    A BERT step costs ``rows × (p + q·width + r·width²)`` FLOPs (linear layers per token,
+    attention per token pair, a per-row head); three measured widths give p, q and r.
+    """
+
+    def __init__(self, build: Callable[[], Any], vocab: int) -> None:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        model = build()
+        model.train()
+        widths, totals = (16, 64, 128), []
+        for width in widths:
+            ids = torch.randint(5, vocab, (2, width))
+            counter = FlopCounterMode(display=False)
+            with counter:
+                out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=torch.zeros(2, dtype=torch.long))
+                out.loss.backward()
+            totals.append(counter.get_total_flops() / 2)
+        matrix = torch.tensor([[1.0, w, w * w] for w in widths], dtype=torch.float64)
+        self.coefficients = torch.linalg.solve(matrix, torch.tensor(totals, dtype=torch.float64)).tolist()
+
+    def step(self, rows: int, width: int) -> float:
+        p, q, r = self.coefficients
+        return rows * (p + q * width + r * width * width)
+
+    def total(self, shapes: Shapes) -> float:
+        return sum(self.step(rows, width) for rows, width, _ in shapes.batches)
+
+
+# ---- the three arms --------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    train_seconds: float
+    train_examples: int
+    train_shapes: Shapes
+    predict_seconds: float
+    predict_examples: int
+    predict_shapes: Shapes
+    accuracy: float
+    #: share of the machine other processes used during the run (None where unknown)
+    others: float | None = None
+
+    @property
+    def train_rate(self) -> float:
+        return self.train_examples / self.train_seconds
+
+    @property
+    def predict_rate(self) -> float:
+        return self.predict_examples / self.predict_seconds
+
+
+class Bench:
+    """One distribution's data, tokenizer and model factory, shared by the three arms."""
+
+    def __init__(self, dist: Distribution, size: dict[str, int], steps: int, dev_size: int) -> None:
+        from clue_models_hf import tiny
+        from clue_models_hf.learner import texts_of
+
+        self.dist = dist
+        self.steps = steps
+        self.train = make_examples(dist, steps * BATCH_SIZE, SEED)
+        self.dev = make_examples(dist, dev_size, SEED + 1)
+        self.labels = tuple(str(i) for i in range(dist.labels))
+        # the very vocabulary the learner builds from its training texts
+        self.tokenizer = tiny.build_tokenizer(texts_of(self.train))
+        self.config: dict[str, Any] = {
+            **size, "learning_rate": LEARNING_RATE, "batch_size": BATCH_SIZE, "eval_batch_size": EVAL_BATCH_SIZE,
+            "max_length": MAX_LENGTH, "warmup_ratio": 0.1, "weight_decay": 0.01, "max_grad_norm": 1.0,
+            "max_steps": steps, "seed": SEED, "progress": False, "mixed_precision": "no",
+        }
+        self.task = TaskSpec(f"bench-{dist.name}", "classification", dist.description, "unused:reader",
+                             labels=self.labels)
+
+    def build_model(self) -> Any:
+        """The model every arm starts from: hf-tiny's config, seeded as the learner seeds it."""
+        from accelerate.utils import set_seed
+        from transformers import AutoModelForSequenceClassification
+
+        from clue_models_hf import tiny
+
+        set_seed(SEED)
+        config = tiny.tiny_config(len(self.tokenizer), self.config, MAX_LENGTH, num_labels=len(self.labels),
+                                  id2label=dict(enumerate(self.labels)),
+                                  label2id={label: i for i, label in enumerate(self.labels)},
+                                  problem_type="single_label_classification")
+        return AutoModelForSequenceClassification.from_config(config)
+
+    def accuracy(self, predictions: Sequence[Prediction]) -> float:
+        return 100.0 * sum(p.value == e.label for p, e in zip(predictions, self.dev)) / len(self.dev)
+
+    # ---- a and b -----------------------------------------------------------------------------------
+    def _encode(self, examples: Sequence[ClassificationExample], pad_to_max: bool, labels: bool) -> list[dict]:
+        texts = [e.text for e in examples]
+        pairs = [e.text_pair for e in examples] if self.dist.pair else None
+        padding = {"padding": "max_length"} if pad_to_max else {}
+        encoded = self.tokenizer(texts, pairs, truncation=True, max_length=MAX_LENGTH, **padding)
+        rows = [{key: encoded[key][i] for key in encoded} for i in range(len(examples))]
+        if labels:
+            for row, example in zip(rows, examples):
+                row["labels"] = self.labels.index(example.label)
+        return rows
+
+    def run_trainer(self, arm: str, output: Path) -> Result:
+        from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, default_data_collator
+        from transformers.trainer_callback import PrinterCallback
+
+        grouped = arm == "b"
+        arguments: dict[str, Any] = {
+            "output_dir": str(output), "per_device_train_batch_size": BATCH_SIZE,
+            "per_device_eval_batch_size": EVAL_BATCH_SIZE, "learning_rate": LEARNING_RATE,
+            "max_steps": self.steps, "warmup_steps": 0.1, "weight_decay": 0.01, "max_grad_norm": 1.0,
+            "save_strategy": "no", "eval_strategy": "no", "logging_strategy": "no", "report_to": "none",
+            "disable_tqdm": True, "seed": SEED, "use_cpu": not torch.cuda.is_available(),
+        }
+        if grouped:
+            arguments["train_sampling_strategy"] = "group_by_length"
+        train_shapes, predict_shapes = Shapes(), Shapes()
+        collate = DataCollatorWithPadding(self.tokenizer) if grouped else default_data_collator
+        trainer = Trainer(model=self.build_model(), args=TrainingArguments(**arguments),
+                          train_dataset=self._encode(self.train, not grouped, labels=True),
+                          data_collator=counting(collate, train_shapes), processing_class=self.tokenizer)
+        trainer.remove_callback(PrinterCallback)  # it prints the metrics dict; the timing stays the same
+        started = time.perf_counter()
+        trainer.train()
+        train_seconds = time.perf_counter() - started
+        assert trainer.state.global_step == self.steps, trainer.state.global_step
+
+        trainer.data_collator = counting(collate, predict_shapes)
+        started = time.perf_counter()
+        logits = trainer.predict(self._encode(self.dev, not grouped, labels=False)).predictions
+        predict_seconds = time.perf_counter() - started
+        predictions = [Prediction(e.id, self.labels[int(i)]) for e, i in zip(self.dev, logits.argmax(-1))]
+        return Result(train_seconds, train_shapes.examples, train_shapes, predict_seconds, len(self.dev),
+                      predict_shapes, self.accuracy(predictions))
+
+    # ---- c -----------------------------------------------------------------------------------------
+    def run_clue(self, output: Path, **overrides: Any) -> Result:
+        from clue_models_hf.factory import create_tiny
+
+        config = {**self.config, **overrides}
+        learner = create_tiny(None, self.task, config)
+        train_shapes, predict_shapes = Shapes(), Shapes()
+        make_collator = learner._collator  # instrumented, not replaced: the learner's own collator
+        shapes = train_shapes
+        learner._collator = lambda: counting(make_collator(), shapes)  # type: ignore[method-assign]
+        learner.fit(self.train, [], config, output, lambda predictions: {})
+        state = json.loads((output / "trainer_state.json").read_text())
+        assert state["global_step"] == config["max_steps"], state["global_step"]
+        assert self._same_vocabulary(learner), "the learner built another vocabulary than the Trainer arms use"
+        shapes = predict_shapes
+        started = time.perf_counter()
+        predictions = learner.predict(self.dev)
+        predict_seconds = time.perf_counter() - started
+        return Result(state["train_runtime"], state["train_examples"], train_shapes, predict_seconds, len(self.dev),
+                      predict_shapes, self.accuracy(predictions))
+
+    def _same_vocabulary(self, learner: Any) -> bool:
+        return learner.tokenizer.get_vocab() == self.tokenizer.get_vocab()
+
+    def run(self, arm: str, **overrides: Any) -> Result:
+        with tempfile.TemporaryDirectory(prefix=f"bench-{arm}-") as folder:
+            load = OtherLoad()
+            if arm == "c":
+                result = self.run_clue(Path(folder) / "training", **overrides)
+            else:
+                result = self.run_trainer(arm, Path(folder))
+            result.others = load.share()
+            return result
+
+
+# ---- reporting ---------------------------------------------------------------------------------------
+
+
+def verdict(met: bool | None) -> str:
+    return "n/a" if met is None else ("met" if met else "MISSED")
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def quiet_libraries() -> None:
+    warnings.filterwarnings("ignore")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def percent(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0%}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps, no bf16 run (under two minutes)")
+    parser.add_argument("--size", choices=sorted(SIZES), default="small")
+    parser.add_argument("--steps", type=int, help="optimizer steps per training run (default 30, quick 6)")
+    parser.add_argument("--repeats", type=int, help="alternating repeats of every arm (default 3, quick 2)")
+    parser.add_argument("--bf16-steps", type=int, default=60, help="steps of the fp32/bf16 comparison")
+    parser.add_argument("--wait", type=float, default=3.0,
+                        help="seconds to wait for a quiet machine before each run (default 3)")
+    args = parser.parse_args()
+    steps = args.steps or (6 if args.quick else 30)
+    repeats = args.repeats or (2 if args.quick else 3)
+    # real dev sets hold thousands of examples (TNEWS 10,000, IFLYTEK 2,599); a few hundred
+    # would leave every length-sorted prediction batch spanning several lengths
+    dev_size = 8 * EVAL_BATCH_SIZE if args.quick else 16 * EVAL_BATCH_SIZE
+    began = time.perf_counter()
+    quiet_libraries()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU capability "
+          f"{torch.backends.cpu.get_cpu_capability()}, native bf16: {native_bf16()}, "
+          f"GPU: {torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}")
+    print(f"model: hf-tiny {args.size} {SIZES[args.size]}; batch {BATCH_SIZE}, eval batch {EVAL_BATCH_SIZE}, "
+          f"lr {LEARNING_RATE}, {steps} steps per training run, {dev_size} dev examples, {repeats} alternating "
+          f"repeats, fp32; load average {load_average()}")
+
+    peak: dict[str, float] = {}
+    for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        wait_for_quiet(args.wait)
+        peak[name] = max(matmul_rate(dtype, n, 0.3) for n in (256, 512, 1024, 512))
+    print(f"matmul rate: fp32 {peak['fp32'] / 1e9:.1f} GFLOP/s, bf16 {peak['bf16'] / 1e9:.1f} GFLOP/s "
+          f"(best of four sizes)\n")
+
+    results: dict[str, dict[str, list[Result]]] = {}
+    benches: dict[str, Bench] = {}
+    for dist in DISTRIBUTIONS:
+        bench = benches[dist.name] = Bench(dist, SIZES[args.size], steps, dev_size)
+        results[dist.name] = {arm: [] for arm in ARMS}
+        for repeat in range(repeats):
+            for arm in ARMS[repeat % 3:] + ARMS[: repeat % 3]:
+                wait_for_quiet(args.wait)
+                result = bench.run(arm)
+                results[dist.name][arm].append(result)
+                print(f"  {dist.name:<8} {arm}  train {result.train_rate:7.1f} ex/s  predict "
+                      f"{result.predict_rate:7.1f} ex/s  real tokens {result.train_shapes.real_share:.2f} / "
+                      f"{result.predict_shapes.real_share:.2f}"
+                      f"  dev acc {result.accuracy:5.1f}  others {percent(result.others)}", flush=True)
+    best = {name: {arm: _best(runs) for arm, runs in arms.items()} for name, arms in results.items()}
+    flops = FlopModel(benches["tnews"].build_model, len(benches["tnews"].tokenizer))
+    bf16 = None if args.quick else compare_bf16(benches["tnews"], args)
+
+    print(f"\nThroughput, examples/s (fp32, hf-tiny {args.size}, best of {repeats}; 'others': CPU share other "
+          f"processes used during that run)")
+    print(f"{'data':<8} {'arm':<46} {'train':>7} {'others':>6} {'predict':>8} {'others':>6} "
+          f"{'real tok train':>14} {'predict':>8}")
+    for name, arms in best.items():
+        for arm in ARMS:
+            train, predict = arms[arm]
+            print(f"{name:<8} {arm + ' ' + ARM_NAMES[arm]:<46} {train.train_rate:>7.1f} {percent(train.others):>6} "
+                  f"{predict.predict_rate:>8.1f} {percent(predict.others):>6} "
+                  f"{train.train_shapes.real_share:>14.3f} {predict.predict_shapes.real_share:>8.3f}")
+    ratios: dict[str, dict[str, float]] = {}
+    print(f"\n{'data':<8} {'train c/a':>10} {'train c/b':>10} {'predict c/a':>12} {'predict c/b':>12}")
+    for name, arms in best.items():
+        ratios[name] = {
+            "train c/a": arms["c"][0].train_rate / arms["a"][0].train_rate,
+            "train c/b": arms["c"][0].train_rate / arms["b"][0].train_rate,
+            "predict c/a": arms["c"][1].predict_rate / arms["a"][1].predict_rate,
+            "predict c/b": arms["c"][1].predict_rate / arms["b"][1].predict_rate,
+        }
+        print(f"{name:<8} " + " ".join(f"{value:>{max(10, len(key))}.2f}" for key, value in ratios[name].items()))
+
+    print("\nCPU efficiency of training (FLOPs counted by torch.utils.flop_counter for every batch shape run)")
+    efficiency: dict[str, float] = {}
+    for name, arms in best.items():
+        for arm in ARMS:
+            train = arms[arm][0]
+            rate = efficiency[f"{name} {arm}"] = flops.total(train.train_shapes) / train.train_seconds
+            real = sum(flops.step(rows, real // rows) for rows, _, real in train.train_shapes.batches)
+            print(f"  {name:<8} {arm}: {rate / 1e9:6.1f} GFLOP/s = {rate / peak['fp32']:4.0%} of the fp32 matmul "
+                  f"rate; on real tokens only {real / train.train_seconds / 1e9:5.1f} GFLOP/s")
+
+    rows: list[tuple[str, str, bool | None]] = []
+    tnews = ratios["tnews"]
+    for key in ("train c/a", "predict c/a"):
+        rows.append((f"{key} >= {GOAL_C_OVER_A:g} (TNEWS-like)", f"{tnews[key]:.2f}", tnews[key] >= GOAL_C_OVER_A))
+    for name, r in ratios.items():
+        for key in ("train c/b", "predict c/b"):
+            rows.append((f"{key} >= {GOAL_C_OVER_B:g} ({name.upper()}-like)", f"{r[key]:.2f}",
+                         r[key] >= GOAL_C_OVER_B))
+    for name, arms in best.items():
+        share = min(arms["c"][0].train_shapes.real_share, arms["c"][1].predict_shapes.real_share)
+        rows.append((f"c real-token share >= {GOAL_REAL_SHARE:g}, train and predict ({name.upper()}-like)",
+                     f"{share:.3f}", share >= GOAL_REAL_SHARE))
+    rows.append(("c training FLOP rate / fp32 matmul rate (TNEWS-like)",
+                 f"{efficiency['tnews c'] / peak['fp32']:.0%}", None))
+    rows.append(("bf16 matmul rate / fp32 matmul rate", f"{peak['bf16'] / peak['fp32']:.2f}", None))
+    rows.extend(bf16 or [(f"c bf16 speed-up over fp32 >= {GOAL_BF16_SPEEDUP:g}", "skipped (--quick)", None)])
+    width = max(len(goal) for goal, _, _ in rows)
+    print(f"\nGoals (hf-tiny {args.size}, {steps} steps, best of {repeats})")
+    for goal, figure, met in rows:
+        print(f"  {goal:<{width}}  {figure:>17}  {verdict(met)}")
+    print(f"\nwall time {time.perf_counter() - began:.0f} s; load average at the end {load_average()}")
+
+
+def _best(runs: list[Result]) -> tuple[Result, Result]:
+    """The fastest training run and the fastest prediction run."""
+    return max(runs, key=lambda r: r.train_rate), max(runs, key=lambda r: r.predict_rate)
+
+
+def compare_bf16(bench: Bench, args: argparse.Namespace) -> list[tuple[str, str, bool | None]]:
+    """clue-core fp32 against bf16 on the TNEWS-like data: speed, and dev accuracy after the same steps.
+
+    Without native bf16 (AVX512-BF16/AMX, or a GPU) autocast emulates it at a small fraction
+    of the fp32 speed; three steps then give the speed figure and the accuracy is not compared.
+    """
+    native = native_bf16()
+    steps = args.bf16_steps if native else 3
+    runs: dict[str, list[Result]] = {"no": [], "bf16": []}
+    for repeat in range(2 if native else 1):
+        for precision in ("no", "bf16") if repeat % 2 == 0 else ("bf16", "no"):
+            wait_for_quiet(args.wait)
+            runs[precision].append(bench.run("c", mixed_precision=precision, max_steps=steps))
+    fp32 = max(runs["no"], key=lambda r: r.train_rate)
+    bf16 = max(runs["bf16"], key=lambda r: r.train_rate)
+    speedup = bf16.train_rate / fp32.train_rate
+    print(f"\nbf16 against fp32 (clue-core, TNEWS-like, {steps} steps): fp32 {fp32.train_rate:.1f} ex/s, dev acc "
+          f"{fp32.accuracy:.1f}; bf16 {bf16.train_rate:.1f} ex/s, dev acc {bf16.accuracy:.1f}; "
+          f"speed-up {speedup:.2f}")
+    goal = f"c bf16 speed-up over fp32 >= {GOAL_BF16_SPEEDUP:g}"
+    if not native:
+        return [(goal + " (this CPU: no native bf16)", f"{speedup:.2f}", None)]
+    return [(goal, f"{speedup:.2f}", speedup >= GOAL_BF16_SPEEDUP),
+            (f"dev accuracy after {steps} steps, fp32 / bf16", f"{fp32.accuracy:.1f} / {bf16.accuracy:.1f}", None)]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
