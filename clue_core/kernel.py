@@ -132,12 +132,12 @@ class Kernel:
     def _add(self, plugin: object, info: PluginInfo) -> None:
         self.plugins.append(info)
         try:
-            self._check_hook_names(plugin)
             self._pm.register(plugin, name=info.name)
         except Exception as exc:
             self._fail(info, exc, f"{type(exc).__name__}: {exc}")
             return
         try:
+            self._check_hook_names(plugin)
             collected = {hook: self._collect(plugin, hook) for hook in HOOKS}
             self._check_duplicates(info.name, collected)
         except Exception as exc:
@@ -160,15 +160,14 @@ class Kernel:
             raise exc.__cause__ if isinstance(exc, PluginError) and exc.__cause__ else exc
 
     def _check_hook_names(self, plugin: object) -> None:
-        for attr in dir(plugin):
-            if attr.startswith("__"):
-                continue
-            try:
-                opts = self._pm.parse_hookimpl_opts(plugin, attr)
-            except Exception:  # properties that raise, odd descriptors: not hooks
-                continue
-            if opts is not None and attr not in HOOKS:
-                raise PluginError(f"unknown hook {attr!r} (known: {', '.join(HOOKS)})")
+        """A function marked as a hook under a name no hookspec has (a typo) is an error.
+
+        pluggy keeps such impls under a caller without a spec; reading those back avoids
+        scanning the plugin's attributes a second time.
+        """
+        for caller in self._pm.get_hookcallers(plugin) or []:
+            if caller.spec is None:
+                raise PluginError(f"unknown hook {caller.name!r} (known: {', '.join(HOOKS)})")
 
     def _collect(self, plugin: object, hook: str) -> list[Any]:
         _, spec_type, _ = HOOKS[hook]
