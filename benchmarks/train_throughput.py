@@ -184,11 +184,11 @@ class OtherLoad:
 
 
 def wait_for_quiet(limit: float) -> None:
-    """Wait (at most ``limit`` seconds) for a second in which others use under a tenth of the CPUs."""
+    """Wait (at most ``limit`` seconds) for half a second in which others use under a tenth of the CPUs."""
     deadline = time.perf_counter() + limit
     while time.perf_counter() < deadline:
         probe = OtherLoad()
-        time.sleep(1.0)
+        time.sleep(0.5)
         share = probe.share()
         if share is None or share < 0.1:
             return
@@ -423,7 +423,11 @@ def main() -> None:
     parser.add_argument("--bf16-steps", type=int, default=60, help="steps of the fp32/bf16 comparison")
     parser.add_argument("--wait", type=float, default=3.0,
                         help="seconds to wait for a quiet machine before each run (default 3)")
+    parser.add_argument("--threads", type=int, help="torch threads for every arm (default: torch's own choice); "
+                        "1 keeps figures steady while another process holds a core")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     steps = args.steps or (6 if args.quick else 30)
     repeats = args.repeats or (2 if args.quick else 3)
     # real dev sets hold thousands of examples (TNEWS 10,000, IFLYTEK 2,599); a few hundred

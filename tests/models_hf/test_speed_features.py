@@ -118,3 +118,24 @@ def test_counts_add_up_across_an_interruption(tmp_path, monkeypatch, classificat
     for key in ("train_examples", "train_tokens", "train_real_tokens"):
         assert resumed[key] == straight[key], key
     assert resumed["train_runtime"] > 0
+
+
+def test_dev_is_encoded_once_however_often_it_is_evaluated(tmp_path, monkeypatch, classification_task,
+                                                            classification_data) -> None:
+    from clue_models_hf.learner import HFLearner
+
+    calls: list[tuple[int, bool]] = []
+    encode = HFLearner._encode
+
+    def counting(self, examples, with_labels):
+        calls.append((len(examples), with_labels))
+        return encode(self, examples, with_labels)
+
+    monkeypatch.setattr(HFLearner, "_encode", counting)
+    train, dev = classification_data
+    config = dict(TINY, epochs=3)
+    learner, state = run(tmp_path, classification_task, classification_data, config)
+    assert len(state["history"]) == 3
+    assert calls == [(len(train), True), (len(dev), False)]
+    assert [p.value for p in learner.predict(dev)]  # predicting new examples still encodes them
+    assert calls[-1] == (len(dev), False) and len(calls) == 3

@@ -160,7 +160,12 @@ class HFLearner:
         for note in features.notes:
             self._log(f"train: {note}")
         dev_gold = [e for e in dev if _has_gold(e)]
-        evaluate = (lambda: score(self._predict(dev))) if dev_gold else None
+        evaluate: Callable[[], dict[str, float]] | None = None
+        if dev_gold:
+            dev_features = self._encode(dev, with_labels=False)  # once, not at every evaluation
+
+            def evaluate() -> dict[str, float]:
+                return score(self._predict(dev, dev_features))
         trainer = Trainer(self.accelerator, self.prepared, self.kind, self.settings, output_dir, evaluate,
                           self._save_weights, self._log)
         trainer.train(features, self._collator())
@@ -196,11 +201,12 @@ class HFLearner:
         if self.prepared is None:
             self.prepared = self.accelerator.prepare(self.model)
 
-    def _predict(self, examples: Sequence[Example]) -> list[Prediction]:
+    def _predict(self, examples: Sequence[Example], features: encoding.Features | None = None) -> list[Prediction]:
         if not examples:
             return []
         self._ensure_accelerator()
-        features = self._encode(examples, with_labels=False)
+        if features is None:
+            features = self._encode(examples, with_labels=False)
         outputs = infer(self.accelerator, self.prepared, features, self._collator(), self.settings.eval_batch_size,
                         self.kind)
         if self.kind == CLASSIFICATION:

@@ -144,7 +144,8 @@ class Trainer:
         self.log(f"training: {len(features)} features, {total} steps ({epochs} epochs × {steps_per_epoch}), "
                  f"world size {acc.num_processes}, mixed precision {s.mixed_precision}")
         if s.mixed_precision == "bf16" and acc.device.type == "cpu" and not native_cpu_bf16():
-            self.log("note: this CPU has no native bf16 (AVX512-BF16/AMX); bf16 runs emulated, slower than fp32")
+            self.log("note: this CPU has no native bf16 (AVX512-BF16/AMX); bf16 runs emulated, many times slower "
+                     "than fp32 (mixed_precision=no is the fast choice here)")
         progress = self._progress(total)
         running, seen = torch.zeros((), device=acc.device), 0
         finished = self.state.global_step >= total or self.state.stopped_early
