@@ -57,30 +57,48 @@ def encode_classification(
     max_length: int,
     with_labels: bool,
 ) -> Features:
-    """Single texts and text pairs, truncated longest-first to ``max_length`` tokens."""
+    """Single texts and text pairs, truncated longest-first to ``max_length`` tokens.
+
+    One tokenizer call per group (singles, pairs), without attention masks (the collator
+    derives them from the lengths): on CMNLI's 392,000 pairs that saves a third of the
+    lists the tokenizer would build, and the time to build them.
+    """
     token_types = uses_token_types(tokenizer)
-    items: list[dict[str, Any] | None] = [None] * len(examples)
+    if with_labels:
+        labels = _label_ids(examples, label2id)
+    items: list[dict[str, Any]] = [{} for _ in examples]
     singles = [i for i, e in enumerate(examples) if e.text_pair is None]
     pairs = [i for i, e in enumerate(examples) if e.text_pair is not None]
     for group, paired in ((singles, False), (pairs, True)):
         if not group:
             continue
-        texts = [examples[i].text for i in group]
-        seconds = [examples[i].text_pair for i in group] if paired else None
-        encoding = tokenizer(texts, seconds, truncation=True, max_length=max_length)
-        for position, i in enumerate(group):
-            items[i] = _item(encoding, position, token_types)
-    done: list[dict[str, Any]] = []
-    for example, item in zip(examples, items):
-        assert item is not None
-        if with_labels:
-            if example.label not in label2id:
-                known = ", ".join(label2id)
-                raise ClueError(f"example {example.id!r}: label {example.label!r} is not one of the model's "
-                                f"labels ({known})")
-            item["label"] = label2id[example.label]
-        done.append(item)
-    return Features(done, [len(i["input_ids"]) for i in done], list(range(len(done))))
+        everything = len(group) == len(examples)  # the usual case: no index lists to go through
+        chosen = examples if everything else [examples[i] for i in group]
+        texts = [e.text for e in chosen]
+        seconds = [e.text_pair for e in chosen] if paired else None
+        encoding = tokenizer(texts, seconds, truncation=True, max_length=max_length, return_attention_mask=False,
+                             return_token_type_ids=token_types)
+        ids = encoding["input_ids"]
+        types = encoding["token_type_ids"] if token_types and "token_type_ids" in encoding else None
+        for position, i in enumerate(range(len(examples)) if everything else group):
+            item = items[i]
+            item["input_ids"] = ids[position]
+            if types is not None:
+                item["token_type_ids"] = types[position]
+    if with_labels:
+        for item, label in zip(items, labels):
+            item["label"] = label
+    return Features(items, [len(item["input_ids"]) for item in items], list(range(len(items))))
+
+
+def _label_ids(examples: Sequence[ClassificationExample], label2id: Mapping[str, int]) -> list[int]:
+    """Label ids in example order; an unknown label stops before any tokenizing is done."""
+    try:
+        return [label2id[e.label] for e in examples]  # type: ignore[index]
+    except KeyError:
+        bad = next(e for e in examples if e.label not in label2id)
+        known = ", ".join(label2id)
+        raise ClueError(f"example {bad.id!r}: label {bad.label!r} is not one of the model's labels ({known})") from None
 
 
 def _truncate_questions(tokenizer: Any, questions: list[str], max_query_length: int) -> list[str]:
