@@ -157,6 +157,7 @@ def encode_spans(
         stride=doc_stride,
         return_overflowing_tokens=True,
         return_offsets_mapping=True,
+        return_attention_mask=False,
     )
     spans = [_answer_span(e) for e in examples] if with_labels else []
     unlocatable = sum(1 for e, s in zip(examples, spans) if s is None and e.answers)
@@ -226,7 +227,8 @@ def encode_choices(
         for choice in example.choices:
             firsts.append(example.context)
             seconds.append(choice_text(example.question, choice))
-    encoding = tokenizer(firsts, seconds, truncation="longest_first", max_length=max_length)
+    encoding = tokenizer(firsts, seconds, truncation="longest_first", max_length=max_length,
+                         return_attention_mask=False)
     features = Features([], [], [])
     position = 0
     for index, example in enumerate(examples):
