@@ -7,7 +7,9 @@ Two arms, each run in a fresh Python process so that neither inherits the other'
 * clue-core: the CMNLI reader (``clue_tasks_classic.readers.read_cmnli``: every field
   type-checked, bad lines named by file, line and field, frozen examples) and the HF
   learner's encoder (``clue_models_hf.encoding.encode_classification`` with labels), i.e.
-  what ``clue-core run cmnli --model hf-…`` does before training starts.
+  what ``clue-core run cmnli --model hf-…`` does before training starts. Its encoder
+  asks the tokenizer for no attention masks (the collator derives them from lengths),
+  which the baseline call, as it is usually written, builds and holds.
 
 Both use the same tokenizer: the offline character-level BERT tokenizer of
 ``clue_models_hf.tiny`` (a fast, Rust-backed tokenizer), built once from the data and
