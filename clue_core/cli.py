@@ -119,10 +119,9 @@ def _human_count(count: int | None) -> str:
 
 
 def _spec_dict(spec: Any) -> dict[str, Any]:
-    import dataclasses
     import json
 
-    return json.loads(json.dumps(dataclasses.asdict(spec), default=str))
+    return json.loads(json.dumps(spec.as_dict(), default=str))
 
 
 @cli.command()

@@ -1,4 +1,4 @@
-"""Frozen spec dataclasses that plugins return from their hooks, and lazy resolution.
+"""Frozen spec records that plugins return from their hooks, and lazy resolution.
 
 Specs are plain data. Anything heavy (a reader, a model factory, a metric) is named as a
 ``"module:attr"`` string and imported only by :func:`resolve` when a run needs it, which
@@ -8,10 +8,10 @@ keeps ``clue-core list`` fast and free of torch.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # hook modules import specs; the example classes are not needed for that
     from clue_core.examples import Example, Prediction
@@ -30,11 +30,101 @@ def resolve(ref: str | Callable[..., Any]) -> Any:
     return obj
 
 
+class FrozenRecordError(AttributeError):
+    """Specs are values: they cannot be changed after construction (use ``replace``)."""
+
+
+class Factory:
+    """A default made afresh for every instance (``labels: dict = Factory(dict)``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+class Record:
+    """Frozen value objects built from their class annotations, without code generation.
+
+    A frozen dataclass compiles five or six methods per class when it is defined: about
+    2 ms a class here, paid by every ``clue-core list``, which imports the specs. One
+    generic ``__init__`` costs nothing at import. Records compare and hash by value,
+    construct by position or keyword, and offer ``replace`` and ``as_dict``.
+    """
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        annotations = inspect.get_annotations(cls)  # this class's own, unevaluated
+        names = [name for name, hint in annotations.items() if not str(hint).startswith("ClassVar")]
+        cls._fields = tuple(names)
+        cls._defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        cls = type(self)
+        if len(args) > len(cls._fields):
+            raise TypeError(f"{cls.__name__}() takes {len(cls._fields)} arguments, got {len(args)}")
+        values = dict(zip(cls._fields, args))
+        for name, value in kwargs.items():
+            if name not in cls._fields:
+                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {name!r}")
+            if name in values:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+            values[name] = value
+        for name in cls._fields:
+            if name not in values:
+                if name not in cls._defaults:
+                    raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
+                default = cls._defaults[name]
+                values[name] = default.make() if isinstance(default, Factory) else default
+            object.__setattr__(self, name, values[name])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenRecordError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenRecordError(f"cannot delete field {name!r} of a {type(self).__name__}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.__class__.__name__, self._values()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with some fields changed (as ``dataclasses.replace`` does)."""
+        return type(self)(**{**{name: getattr(self, name) for name in self._fields}, **changes})
+
+    def as_dict(self) -> dict[str, Any]:
+        """Fields as plain data, nested records and tuples included (for ``--json``)."""
+        return {name: _plain(getattr(self, name)) for name in self._fields}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return value.as_dict()
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
 Ref = str  # "module:attr"
 
 
-@dataclass(frozen=True)
-class DataSource:
+class DataSource(Record):
     """An official archive: where it lives and how to verify it."""
 
     url: str
@@ -45,8 +135,7 @@ class DataSource:
     mirrors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class TestVersion:
+class TestVersion(Record):
     """One test file of a task and the leaderboard file its predictions go to.
 
     ``split`` is the name passed to the task reader (``"test"``, ``"test1.0"``);
@@ -58,8 +147,7 @@ class TestVersion:
     submission_file: str
 
 
-@dataclass(frozen=True)
-class TaskSpec:
+class TaskSpec(Record):
     """Everything the kernel needs to know about a task, without importing its code.
 
     ``reader(data_dir, split) -> SplitData``; ``decode(examples, predictions[, config])``
@@ -72,7 +160,7 @@ class TaskSpec:
     description: str
     reader: Ref
     labels: tuple[str, ...] = ()
-    label_descriptions: Mapping[str, str] = field(default_factory=dict)
+    label_descriptions: Mapping[str, str] = Factory(dict)
     metrics: tuple[str, ...] = ("accuracy",)
     primary_metric: str = "accuracy"
     group: str | None = None
@@ -83,7 +171,7 @@ class TaskSpec:
     data_files: tuple[str, ...] = ()
     sample: str | None = None
     decode: Ref | None = None
-    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    hyperparameters: Mapping[str, Any] = Factory(dict)
     notes: str = ""
 
     def test_version(self, version: str) -> TestVersion:
@@ -94,8 +182,7 @@ class TaskSpec:
         raise KeyError(f"task {self.name} has no test version {version!r} (has: {known})")
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(Record):
     """A model (or, with ``family=True``, a family matched as ``name:<argument>``).
 
     ``factory(argument, task, options) -> Learner`` builds a learner for one task;
@@ -109,11 +196,10 @@ class ModelSpec:
     family: bool = False
     size_class: str = ""
     parameters: int | None = None
-    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    hyperparameters: Mapping[str, Any] = Factory(dict)
 
 
-@dataclass(frozen=True)
-class MetricSpec:
+class MetricSpec(Record):
     """``compute(examples, predictions) -> {name: value}``; predictions align with
     examples and are ``None`` where missing (a missing prediction scores 0). Values are
     on the leaderboard's 0-100 scale."""
@@ -124,8 +210,7 @@ class MetricSpec:
     kinds: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class SubmissionWriterSpec:
+class SubmissionWriterSpec(Record):
     """A leaderboard file format.
 
     ``write(path, examples, predictions)`` writes one test version's file;

@@ -3,7 +3,6 @@ bad input as one error line, and the download path against a local server."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
@@ -140,7 +139,7 @@ def test_download_then_run_against_a_local_server(
 ) -> None:
     official = task(name)
     archive = _zip_of(sample_dir(official), "dummy_data")
-    served = dataclasses.replace(official, source=DataSource(
+    served = official.replace(source=DataSource(
         url="https://example.invalid/" + official.source.filename, filename=official.source.filename,
         size=len(archive), sha256=hashlib.sha256(archive).hexdigest()))
 

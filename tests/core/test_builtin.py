@@ -116,3 +116,22 @@ def test_a_damaged_saved_baseline_is_one_clear_error(tmp_path, content, message)
     (tmp_path / "clue_model.json").write_text(content)
     with pytest.raises(ClueError, match=message):
         BaselineLearner.load(tmp_path)
+
+
+def test_spec_records_are_frozen_values():
+    from clue_core.specs import FrozenRecordError, TaskSpec, TestVersion
+
+    spec = TaskSpec("t", "classification", "d", "m:r", labels=("a",))
+    same = TaskSpec(name="t", kind="classification", description="d", reader="m:r", labels=("a",))
+    assert spec == same and spec != spec.replace(name="u")
+    assert spec.hyperparameters == {} and spec.hyperparameters is not same.hyperparameters  # fresh per instance
+    assert hash(TestVersion("1.1", "test", "f.json")) == hash(TestVersion("1.1", "test", "f.json"))
+    with pytest.raises(FrozenRecordError):
+        spec.name = "changed"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nmae'"):
+        TaskSpec(nmae="t", kind="classification", description="d", reader="m:r")
+    with pytest.raises(TypeError, match="missing required argument 'reader'"):
+        TaskSpec("t", "classification", "d")
+    assert spec.replace(test_versions=(TestVersion("1.1", "test", "f.json"),)).as_dict()["test_versions"] == [
+        {"version": "1.1", "split": "test", "submission_file": "f.json"}]
+    assert "name='t'" in repr(spec)

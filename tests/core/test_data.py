@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import hashlib
 import io
 import random
@@ -93,7 +92,7 @@ def task_for(name: str, filename: str, archive: bytes, **source_changes: object)
         size=len(archive),
         sha256=hashlib.sha256(archive).hexdigest(),
     )
-    return dataclasses.replace(BASE_TASK, name=name, source=dataclasses.replace(source, **source_changes))
+    return BASE_TASK.replace(name=name, source=source.replace(**source_changes))
 
 
 AFQMC = task_for("afqmc", "afqmc_public.zip", AFQMC_ZIP)
@@ -269,7 +268,7 @@ def test_all_urls_failing_names_each(home: Path) -> None:
 
 def test_task_without_source_is_a_data_error(home: Path) -> None:
     with pytest.raises(DataError, match="no download source"):
-        ensure_task_data(dataclasses.replace(AFQMC, source=None))
+        ensure_task_data(AFQMC.replace(source=None))
 
 
 # ------------------------------------------------------------------ safe_extract
@@ -362,7 +361,7 @@ def test_data_dir_as_parent_folder_serves_several_tasks(tmp_path: Path, home: Pa
     (parent / "AFQMC").mkdir(parents=True)
     (parent / "AFQMC" / "train.json").write_bytes(AFQMC_FILES["train.json"])
     (parent / "cmnli_public.zip").write_bytes(CMNLI_ZIP)
-    tnews = dataclasses.replace(AFQMC, name="tnews", source=None)
+    tnews = AFQMC.replace(name="tnews", source=None)
 
     assert resolve_task_data(AFQMC, data_dir=parent) == parent / "AFQMC"
     cmnli = resolve_task_data(CMNLI, data_dir=parent)
@@ -411,7 +410,7 @@ def test_no_download_without_cache_says_what_to_do(home: Path) -> None:
 def test_sample_uses_the_bundled_folder(home: Path) -> None:
     import email.mime
 
-    task = dataclasses.replace(AFQMC, sample="email:mime")
+    task = AFQMC.replace(sample="email:mime")
     assert resolve_task_data(task, sample=True) == Path(email.mime.__path__[0])
     with pytest.raises(DataError, match="not both"):
         resolve_task_data(task, sample=True, data_dir=Path("."))
@@ -450,7 +449,7 @@ def test_file_checksums(tmp_path: Path) -> None:
 def test_cli_download_uses_clue_data_url_and_reports_mismatch_in_one_line(
     run_cli, isolated_kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tampered = dataclasses.replace(AFQMC, name="tampered", source=dataclasses.replace(AFQMC.source, sha256="0" * 64))
+    tampered = AFQMC.replace(name="tampered", source=AFQMC.source.replace(sha256="0" * 64))
 
     class Plugin:
         @hookimpl
@@ -499,8 +498,8 @@ def test_cli_download_of_a_served_bad_archive_keeps_nothing(
     run_cli, isolated_kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, archive: bytes, message: str
 ) -> None:
     """The archive matches its published checksum (a bad official upload), so only extraction can catch it."""
-    served = dataclasses.replace(AFQMC, source=dataclasses.replace(
-        AFQMC.source, size=len(archive), sha256=hashlib.sha256(archive).hexdigest()))
+    served = AFQMC.replace(source=
+        AFQMC.source.replace(size=len(archive), sha256=hashlib.sha256(archive).hexdigest()))
 
     class Plugin:
         @hookimpl

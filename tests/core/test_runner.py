@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -28,7 +27,7 @@ def dropping_decode(examples, predictions):
 
 
 def task_with(**changes):
-    return dataclasses.replace(example_hooks.clue_tasks()[0], name="decoded", **changes)
+    return example_hooks.clue_tasks()[0].replace(name="decoded", **changes)
 
 
 def test_decode_receives_the_run_config(run_cli, isolated_kernel, tmp_path):

@@ -11,14 +11,14 @@ per size class: small models need a much higher learning rate and more epochs (a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from clue_core.specs import Record
 
 SIZE_CLASSES = ("toy", "tiny", "small", "base", "large")
 
 
-@dataclass(frozen=True)
-class CatalogueEntry:
+class CatalogueEntry(Record):
     """One checkpoint on the Hugging Face hub, as listed by ``clue-core list models``."""
 
     hub_id: str
