@@ -33,7 +33,7 @@ from clue_models_hf import encoding, loading, tiny
 from clue_models_hf.batching import Collator
 from clue_models_hf.runtime import check_mixed_precision, infer, make_accelerator, stack_padded
 from clue_models_hf.settings import Settings
-from clue_models_hf.spans import decode_spans
+from clue_models_hf.spans import decode_windows
 from clue_models_hf.training import BEST, Trainer
 
 TINY_SOURCE = "hf-tiny"
@@ -232,16 +232,12 @@ class HFLearner:
 
     def _spans(self, examples: Sequence[Example], features: encoding.Features,
                outputs: list[tuple[np.ndarray, ...]]) -> list[Prediction]:
+        # decode straight from the encoder's ragged windows: no dense copies of offsets and masks
         width = max(features.lengths)
-        offsets = np.zeros((len(features), width, 2), dtype=np.int64)
-        mask = np.zeros((len(features), width), dtype=bool)
-        for i, (row, inside) in enumerate(zip(features.offsets, features.context_mask)):
-            offsets[i, : len(row)] = row
-            mask[i, : len(inside)] = inside
         starts = stack_padded([o[0] for o in outputs], width, 0.0)
         ends = stack_padded([o[1] for o in outputs], width, 0.0)
-        decoded = decode_spans(starts, ends, offsets, mask, self.settings.n_best, self.settings.max_answer_length,
-                               np.asarray(features.example_index), len(examples))
+        decoded = decode_windows(starts, ends, features.offsets, features.context_ranges, self.settings.n_best,
+                                 self.settings.max_answer_length, features.example_index, len(examples))
         return [Prediction(e.id, decoded.text(i, e.context)) for i, e in enumerate(examples)]  # type: ignore[union-attr]
 
     # ---- best checkpoint ------------------------------------------------------------------
