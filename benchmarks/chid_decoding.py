@@ -25,13 +25,13 @@ import argparse
 import math
 import random
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins" / "clue-tasks-mrc")]
+
+from timing import best_of  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from clue_core.examples import MultipleChoiceExample, Prediction  # noqa: E402
 from clue_tasks_mrc import chid  # noqa: E402
@@ -74,15 +74,6 @@ def line_totals(examples: Sequence[MultipleChoiceExample], predictions: Sequence
     return totals
 
 
-def time_it(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="300 lines, one repeat")
@@ -90,8 +81,8 @@ def main() -> None:
     n_lines, repeats = (300, 1) if args.quick else (3218, 3)
     examples, predictions = synthetic(n_lines)
 
-    exact_time, exact = time_it(lambda: chid.decode(examples, predictions, {"chid_decode": "exact"}), repeats)
-    greedy_time, greedy = time_it(lambda: chid.decode(examples, predictions, {"chid_decode": "greedy"}), repeats)
+    exact_time, exact = best_of(lambda: chid.decode(examples, predictions, {"chid_decode": "exact"}), repeats)
+    greedy_time, greedy = best_of(lambda: chid.decode(examples, predictions, {"chid_decode": "greedy"}), repeats)
     argmax_total = sum(line_totals(examples, predictions, predictions).values())
     exact_totals = line_totals(examples, predictions, exact)
     greedy_totals = line_totals(examples, predictions, greedy)

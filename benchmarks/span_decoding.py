@@ -35,14 +35,14 @@ import argparse
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins" / "clue-models-hf")]
 
 import numpy as np  # noqa: E402
+from timing import best_of  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 from clue_core.examples import SpanExample  # noqa: E402
 from clue_models_hf import encoding, tiny  # noqa: E402
@@ -162,15 +162,6 @@ def dense_decode(examples: Sequence[SpanExample], features: encoding.Features, s
     return [decoded.text(i, example.context) for i, example in enumerate(examples)]
 
 
-def time_it(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="300 questions, one repeat")
@@ -187,11 +178,11 @@ def main() -> None:
                       for row, mask in zip(features.offsets, features.context_mask)]
     print(f"setup (examples, encoding, logits; not timed): {time.perf_counter() - started:.1f} s")
 
-    baseline_time, expected = time_it(lambda: run_qa_postprocess(
+    baseline_time, expected = best_of(lambda: run_qa_postprocess(
         examples, features.example_index, offset_mapping, start, end, N_BEST, MAX_ANSWER), repeats)
-    ours_time, ours = time_it(lambda: clue_core_decode(examples, features, start, end, False), repeats)
-    dense_time, dense = time_it(lambda: dense_decode(examples, features, start, end), repeats)
-    masked_time, masked = time_it(lambda: clue_core_decode(examples, features, start, end, True), repeats)
+    ours_time, ours = best_of(lambda: clue_core_decode(examples, features, start, end, False), repeats)
+    dense_time, dense = best_of(lambda: dense_decode(examples, features, start, end), repeats)
+    masked_time, masked = best_of(lambda: clue_core_decode(examples, features, start, end, True), repeats)
 
     no_answer = sum(answer == EMPTY for answer in expected)
     same = sum((a == b) or (a == EMPTY and b == "") for a, b in zip(expected, ours))
