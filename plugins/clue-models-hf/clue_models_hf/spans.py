@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +139,31 @@ def _best_window_per_example(score: np.ndarray, window_example: np.ndarray) -> n
     return order[first & np.isfinite(score[order])]
 
 
+def _per_example(
+    start_tok: np.ndarray,
+    end_tok: np.ndarray,
+    score: np.ndarray,
+    window_example: np.ndarray,
+    num_examples: int,
+    characters: Callable[[np.ndarray, np.ndarray, int], Any],
+) -> DecodedSpans:
+    """Each example's best window, its span turned into character offsets by ``characters``.
+
+    ``characters(windows, tokens, side)`` looks up side 0 (start) or 1 (end) of the given
+    tokens' offsets; examples without any candidate keep ``-1`` and a score of -inf.
+    """
+    start = np.full(num_examples, -1, dtype=np.int64)
+    end = np.full(num_examples, -1, dtype=np.int64)
+    best = np.full(num_examples, NEG, dtype=np.float32)
+    if len(score):
+        chosen = _best_window_per_example(score, window_example)
+        ex = window_example[chosen]
+        start[ex] = characters(chosen, start_tok[chosen], 0)
+        end[ex] = characters(chosen, end_tok[chosen], 1)
+        best[ex] = score[chosen]
+    return DecodedSpans(start, end, best)
+
+
 def _examples_of(window_example: np.ndarray | Sequence[int] | None, windows: int,
                  num_examples: int | None) -> tuple[np.ndarray, int]:
     if window_example is None:
@@ -171,16 +197,11 @@ def decode_spans(
     window_example, num_examples = _examples_of(window_example, windows, num_examples)
     start_tok, end_tok, score = best_window_spans(start_logits, end_logits, context_mask, n_best,
                                                   max_answer_length, mask_before_top_k)
-    start = np.full(num_examples, -1, dtype=np.int64)
-    end = np.full(num_examples, -1, dtype=np.int64)
-    best = np.full(num_examples, NEG, dtype=np.float32)
-    if windows:
-        chosen = _best_window_per_example(score, window_example)
-        ex = window_example[chosen]
-        start[ex] = offsets[chosen, start_tok[chosen], 0]
-        end[ex] = offsets[chosen, end_tok[chosen], 1]
-        best[ex] = score[chosen]
-    return DecodedSpans(start, end, best)
+
+    def characters(chosen: np.ndarray, tokens: np.ndarray, side: int) -> Any:
+        return offsets[chosen, tokens, side]
+
+    return _per_example(start_tok, end_tok, score, window_example, num_examples, characters)
 
 
 def decode_windows(
@@ -227,13 +248,8 @@ def decode_windows(
     window_example, num_examples = _examples_of(window_example, windows, num_examples)
     start_tok, end_tok, score = _best_spans(start_logits, end_logits, dense_mask, mask_at, n_best,
                                             max_answer_length, mask_before_top_k)
-    start = np.full(num_examples, -1, dtype=np.int64)
-    end = np.full(num_examples, -1, dtype=np.int64)
-    best = np.full(num_examples, NEG, dtype=np.float32)
-    if windows:
-        chosen = _best_window_per_example(score, window_example)
-        ex = window_example[chosen]
-        start[ex] = [offsets[w][t][0] for w, t in zip(chosen.tolist(), start_tok[chosen].tolist())]
-        end[ex] = [offsets[w][t][1] for w, t in zip(chosen.tolist(), end_tok[chosen].tolist())]
-        best[ex] = score[chosen]
-    return DecodedSpans(start, end, best)
+
+    def characters(chosen: np.ndarray, tokens: np.ndarray, side: int) -> Any:  # ragged: two lookups per example
+        return [offsets[w][t][side] for w, t in zip(chosen.tolist(), tokens.tolist())]
+
+    return _per_example(start_tok, end_tok, score, window_example, num_examples, characters)
