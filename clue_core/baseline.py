@@ -10,22 +10,22 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import write_json
-from clue_core.errors import ClueError
-from clue_core.examples import (
+from clue_core.plugin import (
+    MODEL_FILE,
     ClassificationExample,
+    ClueError,
     Example,
     MultipleChoiceExample,
     Prediction,
+    RunContext,
     SpanExample,
+    TaskSpec,
+    write_json,
 )
-from clue_core.specs import TaskSpec
-
-MODEL_FILE = "clue_model.json"
 _SENTENCE_END = re.compile(r"[。！？!?；;]")
 
 
@@ -38,14 +38,7 @@ class BaselineLearner:
         self.labels = list(labels)
         self.majority: str | int | None = None
 
-    def fit(
-        self,
-        train: Sequence[Example],
-        dev: Sequence[Example],
-        config: Mapping[str, Any],
-        output_dir: Path,
-        score: Callable[[Sequence[Prediction]], dict[str, float]],
-    ) -> None:
+    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         """Count gold values in train (dev when there is no train); ties go to the first seen."""
         golds = [getattr(e, "label", None) for e in (train or dev)]
         counts = Counter(g for g in golds if g is not None)
@@ -95,7 +88,7 @@ def first_sentence(context: str) -> str:
     return context[: min(end, 50)]
 
 
-def create(argument: str | None, task: TaskSpec, options: Mapping[str, Any]) -> BaselineLearner:
+def create(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> BaselineLearner:
     """Model factory: a fresh learner, or one loaded from a saved run's model directory."""
     if argument:
         learner = BaselineLearner.load(Path(argument))

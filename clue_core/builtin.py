@@ -6,9 +6,15 @@ plugin, and references its code lazily like one.
 
 from __future__ import annotations
 
-from clue_core.hookspecs import hookimpl
-from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE
-from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec
+from clue_core.plugin import (
+    CLASSIFICATION,
+    MULTIPLE_CHOICE,
+    SPAN,
+    MetricSpec,
+    ModelSpec,
+    SubmissionWriterSpec,
+    hookimpl,
+)
 
 
 @hookimpl
@@ -36,7 +42,7 @@ def clue_submission_writers() -> list[SubmissionWriterSpec]:
 @hookimpl
 def clue_models() -> list[ModelSpec]:
     return [
-        ModelSpec("baseline", "clue_core.baseline:create", KINDS,
+        ModelSpec("baseline", "clue_core.baseline:create", (CLASSIFICATION, SPAN, MULTIPLE_CHOICE),
                   "pure-Python floor: majority label, most frequent choice, first sentence",
-                  size_class="none", parameters=0),
+                  size_class="none", parameters=0, category="baseline"),
     ]

@@ -1,4 +1,4 @@
-"""The ``clue-core`` command line: list, info, download, run, evaluate, submit, report.
+"""The ``clue-core`` command line: list, info, check, download, run, evaluate, submit, report.
 
 Only click and the kernel are imported at start-up; each command imports what it needs,
 so ``clue-core list`` and ``--help`` never load torch or transformers. Every
@@ -87,16 +87,18 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
     if as_json:
         return echo_json([{**_spec_dict(spec), "plugin": owner[name]} for name, spec in registry.items()])
     if what == "tasks":
-        table = [["task", "kind", "group", "metrics", "test versions", "plugin", "description"]]
+        table = [["task", "kind", "leaderboards", "metrics", "test versions", "plugin", "description"]]
         for name, t in registry.items():
             versions = ", ".join(v.version for v in t.test_versions) or "-"
-            table.append([name, t.kind, t.group or "-", ", ".join(t.metrics), versions, owner[name], t.description])
+            boards = ", ".join(f"{lb.benchmark} {lb.group}" for lb in t.leaderboards) or "-"
+            table.append([name, t.kind, boards, ", ".join(t.metrics), versions, owner[name], t.description])
     elif what == "models":
-        table = [["model", "kinds", "size", "parameters", "plugin", "description"]]
+        table = [["model", "kinds", "size", "parameters", "trains", "plugin", "description"]]
         for name, m in registry.items():
             shown = f"{name}:<checkpoint or path>" if m.family else name
             params = _human_count(m.parameters)
-            table.append([shown, ", ".join(m.kinds), m.size_class or "-", params, owner[name], m.description])
+            table.append([shown, ", ".join(m.kinds), m.size_class or "-", params, "yes" if m.trains else "no",
+                          owner[name], m.description])
     elif what == "metrics":
         table = [["metric", "kinds", "plugin", "description"]]
         for name, m in registry.items():
@@ -126,23 +128,26 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
 
 @cli.command()
 @click.argument("task_name", metavar="TASK")
+@click.option("--model", "-m", help="Also show the settings a run with this model would use, and their sources.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
-    """Show a task: kind, labels, metrics, data files, submission files, hyperparameters."""
+def info(ctx: click.Context, task_name: str, model: str | None, as_json: bool) -> None:
+    """Show a task: kind, labels, metrics, data, submission files, settings."""
     from clue_core import data
 
     kernel = get_kernel(ctx)
     task = kernel.task(task_name)
     cached = data.cached_task_dir(task)
+    settings = _settings_rows(kernel, task, model) if model else None
     if as_json:
         return echo_json({**_spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
-                          "cached": str(cached) if cached.is_dir() else None})
+                          "cached": str(cached) if cached.is_dir() else None,
+                          **({"resolved_settings": settings} if settings is not None else {})})
     lines = [
         f"{task.name} — {task.description}",
         f"  plugin:           {kernel.owner.get(('tasks', task.name))}",
         f"  kind:             {task.kind}",
-        f"  group:            {task.group or '-'}",
+        f"  leaderboards:     {', '.join(f'{lb.benchmark} {lb.group}' for lb in task.leaderboards) or '-'}",
         f"  metrics:          {', '.join(task.metrics)} (primary: {task.primary_metric})",
         f"  splits:           {', '.join(task.splits) or '-'}",
     ]
@@ -171,12 +176,57 @@ def info(ctx: click.Context, task_name: str, as_json: bool) -> None:
     else:
         lines.append("  cached:           no official archive: use --data-dir or --sample")
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
-    if task.hyperparameters:
-        hp = ", ".join(f"{k}={v}" for k, v in task.hyperparameters.items())
-        lines.append(f"  recommended:      {hp}")
+    if task.recommendations:
+        lines.append("  recommended:      " + ", ".join(f"{k}={v}" for k, v in task.recommendations.items()))
+    for setting in (*task.settings, *task.decode_settings):
+        lines.append(f"  setting:          {setting.name} ({setting.type.__name__}, default {setting.default!r}): "
+                     f"{setting.help}")
+    if task.prompt:
+        lines.append(f"  LLM prompt:       {task.prompt.instruction}")
+    if task.published:
+        lines.append(f"  published scores: {len(task.published)} (see --json)")
     if task.notes:
         lines.append(f"  notes:            {task.notes}")
+    if settings is not None:
+        lines.append(f"  settings with --model {model}:")
+        lines += [f"    {row['name']} = {row['value']!r}  ({row['source']})" for row in settings]
     click.echo("\n".join(lines))
+    return None
+
+
+def _settings_rows(kernel: Kernel, task: Any, model: str) -> list[dict[str, Any]]:
+    from clue_core.runner import RunRequest, resolve_settings
+
+    spec, _ = kernel.model(model)
+    resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)[task.name]
+    return [{"name": n, "value": v, "source": src} for n, v, src in resolved.rows()]
+
+
+@cli.command()
+@click.argument("tasks", nargs=-1, metavar="[TASK]…")
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Read this data folder (or zip) instead of "
+              "the bundled sample (one task).")
+@click.pass_context
+def check(ctx: click.Context, tasks: tuple[str, ...], data_dir: Path | None) -> None:
+    """Import every reference of each task and read its sample (or --data-dir) end to end."""
+    from clue_core.checks import deep_problems
+
+    kernel = get_kernel(ctx)
+    names = list(tasks) or list(kernel.tasks)
+    if data_dir is not None and len(names) != 1:
+        raise ClueError("--data-dir reads one task's data: name exactly one task")
+    problems: list[str] = []
+    for name in names:
+        task = kernel.task(name)
+        found = deep_problems(kernel, task, data_dir, echo=lambda line: click.echo(line, err=True))
+        problems += [f"{task.name}: {p}" for p in found]
+        click.echo(f"{task.name}: {'ok' if not found else f'{len(found)} problem(s)'}")
+    broken = [p for p in kernel.plugins if p.status == "error"]
+    problems += [f"plugin {p.name}: {p.error}" for p in broken]
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    if problems:
+        ctx.exit(2)
 
 
 # -- download ----------------------------------------------------------------------------
@@ -213,7 +263,8 @@ def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> Non
 @click.option("--output-dir", "-o", type=click.Path(path_type=Path), help="Where run directories go.")
 @click.option("--seed", type=int, help="Random seed (default 42).")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="TOML or YAML run configuration.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a hyperparameter.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a setting (see --dry-run for the settings a run reads).")
 @click.option("--no-train", is_flag=True, help="Predict with an already trained model directory.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --output-dir.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier run in the same directory.")
@@ -226,6 +277,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
     """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
     from clue_core import runner
     from clue_core.config import load_config, parse_override
+    from clue_core.context import is_main_process
 
     config = load_config(config_file) if config_file else {}
     task_names = list(tasks) or config.get("tasks", [])
@@ -247,9 +299,10 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
         sample=sample,
         output_dir=output_dir or (Path(config["output_dir"]) if config.get("output_dir") else None),
         seed=seed if seed is not None else config.get("seed", 42),
-        hyperparameters=dict(config.get("hyperparameters", {})),
-        task_hyperparameters={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
+        settings=dict(config.get("settings", {})),
+        task_settings={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
         overrides=dict(parse_override(item) for item in overrides),
+        config_file=str(config_file) if config_file else None,
         no_train=no_train,
         resume=resume,
         overwrite=overwrite,
@@ -263,11 +316,14 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
         for item in plan:
             click.echo(f"{item['task']}: model {item['model']}, data {item['data']}")
             click.echo(f"  run dir: {item['run_dir']} ({'train + predict' if item['train'] else 'predict only'})")
+            click.echo(f"  seed: {item['seed']}")
             click.echo(f"  submission files: {', '.join(item['submission_files']) or '-'}")
-            click.echo("  hyperparameters: " + ", ".join(f"{k}={v}" for k, v in item["hyperparameters"].items()))
+            click.echo("  settings:")
+            for row in item["settings"]:
+                click.echo(f"    {row['name']} = {row['value']!r}  ({row['source']})")
         return None
     results = runner.run(kernel, request, echo=lambda line: click.echo(line, err=True))
-    if not runner.is_main_process():
+    if not is_main_process():
         return None
     if as_json:
         return echo_json([{"task": r.task, "run_dir": str(r.run_dir), "dev": r.metrics,
@@ -329,12 +385,13 @@ def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: 
 @cli.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def report(run_dirs: tuple[Path, ...], as_json: bool) -> None:
+@click.pass_context
+def report(ctx: click.Context, run_dirs: tuple[Path, ...], as_json: bool) -> None:
     """Summarise the dev scores of runs, with leaderboard group averages."""
-    from clue_core.report import collect_scores, group_averages
+    from clue_core.report import collect_scores, group_averages, leaderboard_members
 
     scores = collect_scores(list(run_dirs))
-    groups = group_averages(scores)
+    groups = group_averages(scores, leaderboard_members(get_kernel(ctx).tasks.values()))
     if as_json:
         return echo_json({"tasks": scores, "groups": groups})
     echo_table([["task", "primary", "score", "model", "run dir"]]

@@ -1,29 +1,29 @@
 """Run configuration files (TOML or YAML) and ``--set key=value`` overrides.
 
-A config file mirrors the ``run`` flags, plus hyperparameters for every task and per task::
+A config file mirrors the ``run`` flags, plus settings for every task and per task::
 
     model = "hf-tiny"
     tasks = ["afqmc", "tnews"]
     seed = 42
-    [hyperparameters]
+    [settings]
     learning_rate = 1e-4
     [task.tnews]
     epochs = 5
 
 Flags given on the command line win over the file; the file wins over the model's and
-the task's recommended hyperparameters.
+the task's recommended values. Which keys exist is decided by the settings the run's
+specs declare (:mod:`clue_core.settings`), so a typo fails there with a did-you-mean.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from clue_core.errors import ClueError, InputError
 
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample"}
-TABLE_KEYS = {"hyperparameters", "task"}
+TABLE_KEYS = {"settings", "task"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -91,14 +91,10 @@ def _check(path: Path, data: dict[str, Any]) -> None:
             raise InputError(path, "expected a string", field=key)
 
 
-def parse_override(text: str) -> tuple[str, Any]:
-    """``key=value`` with the value read as JSON when it parses (numbers, true, lists), else a string."""
+def parse_override(text: str) -> tuple[str, str]:
+    """``key=value``; the value stays text until its declaration converts it (``1e-4``, ``true``)."""
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ClueError(f"--set expects key=value, got {text!r}")
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key, value
+    return key, raw

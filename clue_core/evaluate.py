@@ -14,7 +14,8 @@ from clue_core.errors import ClueError, InputError
 from clue_core.examples import ExampleId, Prediction
 from clue_core.jsonio import iter_jsonl
 from clue_core.kernel import Kernel
-from clue_core.runner import read_split, score
+from clue_core.reading import read_split
+from clue_core.scoring import score
 from clue_core.specs import TaskSpec, resolve
 from clue_core.submission import match_entries
 

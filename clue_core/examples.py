@@ -1,4 +1,5 @@
-"""The example kinds and :class:`Prediction`: the contract between task and model plugins.
+"""The example kinds, :class:`Prediction` and :class:`SplitData`: the contract between
+task and model plugins.
 
 A task turns its official files into examples of exactly one kind; a model declares the
 kinds it can learn. Everything task-specific (CLUEWSC span marking, CSL keyword joining,
@@ -9,19 +10,18 @@ model by accident.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, SPAN
-
-__all__ = ["CLASSIFICATION", "KINDS", "MULTIPLE_CHOICE", "SPAN"]  # re-exported for plugins
+from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
 
 #: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
 #: 0-based line index where the file has none (AFQMC train/dev). Submissions echo it as is.
 ExampleId = str | int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassificationExample:
     """A single text or a text pair with a label *string* from the task's label list."""
 
@@ -31,18 +31,22 @@ class ClassificationExample:
     label: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpanExample:
-    """A SQuAD-style question; ``answers`` holds ``(text, start)`` pairs, None on test."""
+    """A SQuAD-style question; ``answers`` holds ``(text, start)`` pairs, None on test.
+
+    ``start`` is None for a gold answer that is not a verbatim substring of the context
+    (the official CMRC2018 dev set has such answers): scored by text, never trained on.
+    """
 
     id: ExampleId
     context: str
     question: str
-    answers: tuple[tuple[str, int], ...] | None = None
+    answers: tuple[tuple[str, int | None], ...] | None = None
     title: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MultipleChoiceExample:
     """A question with a variable number of choices; ``label`` is the answer's index.
 
@@ -57,12 +61,35 @@ class MultipleChoiceExample:
     group: str | None = None
 
 
-Example = ClassificationExample | SpanExample | MultipleChoiceExample
+@dataclass(frozen=True, slots=True)
+class OpenQuestionExample:
+    """An open question, answered in free text and scored by a judge or by code.
 
-KIND_OF = {
+    ``turns`` are the user's messages of a dialogue, answered one by one; ``reference``
+    is an optional reference answer, ``rubric`` what the judge looks for, ``constraints``
+    verifiable instructions checked by code (``{"type": "max_chars", "value": 50}``) and
+    ``tools`` chat tool definitions offered to the model (with the expected call in
+    ``expected_call``).
+    """
+
+    id: ExampleId
+    dimension: str
+    category: str
+    turns: tuple[str, ...]
+    reference: str | None = None
+    rubric: str | None = None
+    constraints: tuple[Mapping[str, Any], ...] = ()
+    tools: tuple[Mapping[str, Any], ...] = ()
+    expected_call: Mapping[str, Any] | None = None
+
+
+Example = ClassificationExample | SpanExample | MultipleChoiceExample | OpenQuestionExample
+
+KIND_OF: dict[type, str] = {
     ClassificationExample: CLASSIFICATION,
     SpanExample: SPAN,
     MultipleChoiceExample: MULTIPLE_CHOICE,
+    OpenQuestionExample: OPEN_QUESTION,
 }
 
 
@@ -72,46 +99,63 @@ def kind_of(example: Example) -> str:
 
 
 def gold_of(example: Example) -> object | None:
-    """The gold value of an example: label string, choice index or the answers tuple."""
+    """The gold value: label string, choice index, the answers tuple, or the reference answer."""
     if isinstance(example, SpanExample):
         return example.answers
+    if isinstance(example, OpenQuestionExample):
+        return example.reference
     return example.label
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prediction:
     """A model's answer for one example.
 
-    ``value`` is a label string (classification), an answer text (span) or a choice
-    index (multiple choice). ``scores`` are optional per-label / per-choice scores that a
-    task's decode step may use (CHID's joint assignment).
+    ``value`` is a label string (classification), an answer text (span and open
+    questions) or a choice index (multiple choice). ``scores`` are optional per-label /
+    per-choice scores that a decode step may use (CHID's joint assignment); ``raw`` is
+    what the model said before its answer was extracted (kept in the run's predictions,
+    so anyone can rescore a run).
     """
 
     id: ExampleId
-    value: str | int
+    value: str | int | None
     scores: tuple[float, ...] | None = None
+    raw: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SplitData:
     """What a task reader returns for one split.
 
-    ``notes`` are human-readable remarks the runner prints and records in the manifest,
-    e.g. how many OCNLI lines with the no-majority label ``"-"`` were dropped.
-    ``files`` lists the data files the reader opened, for the manifest's checksums.
+    ``notes`` are remarks the runner prints and records in the manifest (how many OCNLI
+    lines with the no-majority label ``"-"`` were dropped). ``files`` lists the data files
+    the reader opened, for the manifest's checksums. ``where``, when given, says where each
+    example came from (``"dev.json:12"``), so the kernel's checks can name the line.
     """
 
     examples: tuple[Example, ...]
     notes: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
-    label_descriptions: dict[str, str] = field(default_factory=dict)
+    where: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.examples)
 
+    def origin(self, index: int) -> str:
+        """Where example ``index`` came from, as precisely as the reader said."""
+        if index < len(self.where):
+            return self.where[index]
+        return f"{self.files[0]} (record {index + 1})" if self.files else f"record {index + 1}"
 
-def as_split_data(result: SplitData | Sequence[Example]) -> SplitData:
-    """Accept a plain sequence of examples from simple readers."""
-    if isinstance(result, SplitData):
-        return result
-    return SplitData(examples=tuple(result))
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    """A metric's totals and, optionally, its per-example values (reports bootstrap them).
+
+    ``per_example[name]`` aligns with the scored examples (None where an example does not
+    count, e.g. one without gold).
+    """
+
+    totals: Mapping[str, float]
+    per_example: Mapping[str, Sequence[float | None]] = field(default_factory=dict)

@@ -1,13 +1,22 @@
 """The four collection hooks every clue-core plugin may implement.
 
-Each hook takes no arguments and returns a list of frozen specs. A hook module must stay
-cheap to import: no torch, transformers, accelerate or datasets at import time; heavy
-code is named as ``"module:attr"`` strings inside the specs.
+Each hook takes no arguments and returns a list of specs; a plugin implements any of
+them with ``@hookimpl`` from :mod:`clue_core.plugin`. Hook modules must stay cheap to
+import (no torch, transformers, accelerate or datasets at import time): heavy code is
+named inside the specs as ``"module:attr"`` strings. Once every plugin is loaded the
+kernel checks each spec (names resolve, the primary metric is produced, the sample
+exists); a spec that fails is dropped and the error shows on its plugin's row in
+``clue-core list``.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:
+    from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec, TaskSpec
 
 NAME = "clue_core"
 hookspec = pluggy.HookspecMarker(NAME)
@@ -15,23 +24,39 @@ hookimpl = pluggy.HookimplMarker(NAME)
 
 
 @hookspec
-def clue_tasks() -> list:  # list[TaskSpec]
-    """Return the tasks this plugin provides."""
+def clue_tasks() -> list[TaskSpec]:
+    """The tasks this plugin provides.
+
+    Each :class:`~clue_core.specs.TaskSpec` names its example kind, its reader
+    (``read(task, data_dir, split) -> SplitData``), its metrics and primary metric, its
+    submission writer, its test versions with their leaderboard file names, where its
+    data comes from, the settings it and its decode step read, its recommended values,
+    how a large language model is asked it (``prompt``) and the scores published for it.
+    """
 
 
 @hookspec
-def clue_models() -> list:  # list[ModelSpec]
-    """Return the models (or model families) this plugin provides."""
+def clue_models() -> list[ModelSpec]:
+    """The models (or model families, ``name:<argument>``) this plugin provides.
+
+    Each :class:`~clue_core.specs.ModelSpec` names the kinds it supports, its factory
+    (``create(argument, task, settings) -> Learner``), the settings it reads, its
+    recommended values by example kind, and whether it needs training.
+    """
 
 
 @hookspec
-def clue_metrics() -> list:  # list[MetricSpec]
-    """Return the metrics this plugin provides."""
+def clue_metrics() -> list[MetricSpec]:
+    """The metrics this plugin provides.
+
+    Each :class:`~clue_core.specs.MetricSpec` names its ``compute`` function, the kinds
+    it applies to and every total it produces (a task's primary metric must be one).
+    """
 
 
 @hookspec
-def clue_submission_writers() -> list:  # list[SubmissionWriterSpec]
-    """Return the submission file formats this plugin provides."""
+def clue_submission_writers() -> list[SubmissionWriterSpec]:
+    """The submission file formats this plugin provides (``write`` and ``read`` back)."""
 
 
 HOOK_NAMES = ("clue_tasks", "clue_models", "clue_metrics", "clue_submission_writers")

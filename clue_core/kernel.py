@@ -16,11 +16,12 @@ from typing import Any
 
 import pluggy
 
-from clue_core import discovery, hookspecs
+from clue_core import hookspecs
 from clue_core.errors import ClueError, PluginError, UnknownNameError
 from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec, TaskSpec
 
 MODEL_FILE = "clue_model.json"
+"""The file in a saved model directory that names the model family that wrote it."""
 
 #: hook name -> (registry attribute, spec type, what users call it)
 HOOKS: dict[str, tuple[str, type, str]] = {
@@ -29,6 +30,9 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_metrics": ("metrics", MetricSpec, "metric"),
     "clue_submission_writers": ("writers", SubmissionWriterSpec, "writer"),
 }
+
+
+HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}
 
 
 class PluginInfo:
@@ -92,18 +96,21 @@ class Kernel:
     # -- discovery ---------------------------------------------------------------------
 
     def load_entrypoints(self) -> None:
-        """Load every ``clue_core`` entry point, built-in first, then by name."""
+        """Load every ``clue_core`` entry point (built-in first, then by name), then check the specs."""
+        from importlib.metadata import entry_points
+
         seen: set[str] = set()
-        points = sorted(discovery.entry_points(hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
+        points = sorted(entry_points(group=hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
         for point in points:
             if point.name in seen:  # two distributions claiming one plugin name: the first wins
                 continue
             seen.add(point.name)
+            dist = point.dist
             info = PluginInfo(
                 name=point.name,
                 module=point.value,
-                distribution=point.distribution,
-                version=point.version,
+                distribution=dist.name if dist is not None else None,
+                version=dist.version if dist is not None else None,
             )
             if {point.name, info.distribution} & self.disabled:
                 info.status = "disabled"
@@ -116,6 +123,7 @@ class Kernel:
                 self._fail(info, exc, f"import failed: {type(exc).__name__}: {exc}")
                 continue
             self._add(plugin, info)
+        self.check_specs()
 
     def register(self, plugin: object, name: str, *, distribution: str | None = None, version: str | None = None
                  ) -> PluginInfo:
@@ -127,6 +135,7 @@ class Kernel:
             self.plugins.append(info)
             return info
         self._add(plugin, info)
+        self.check_specs()
         return info
 
     def _add(self, plugin: object, info: PluginInfo) -> None:
@@ -200,6 +209,34 @@ class Kernel:
                     raise PluginError(f"{noun} {name!r} is already registered by plugin {owner!r}")
                 if names.count(name) > 1:
                     raise PluginError(f"{noun} {name!r} is registered twice by this plugin")
+
+    def check_specs(self) -> None:
+        """Check every registered spec against the whole registry; drop the ones that fail.
+
+        Runs once all plugins are loaded (a task may use another plugin's metric). A failed
+        spec's problem goes on its plugin's row, as a broken import does.
+        """
+        from clue_core.checks import spec_problems
+
+        for registry_name in ("writers", "metrics", "models", "tasks"):
+            registry = getattr(self, registry_name)
+            for name, spec in list(registry.items()):
+                problems = spec_problems(self, registry_name, spec)
+                if not problems:
+                    continue
+                del registry[name]
+                owner = self.owner.pop((registry_name, name), None)
+                info = next((p for p in self.plugins if p.name == owner), None)
+                noun = HOOKS_BY_REGISTRY[registry_name]
+                message = f"{noun} {name!r} dropped: {'; '.join(problems)}"
+                if info is None:
+                    continue
+                if info.provides.get(registry_name):
+                    info.provides[registry_name] = [n for n in info.provides[registry_name] if n != name]
+                info.status = "error"
+                info.error = f"{info.error}; {message}" if info.error else message
+                if self.strict:
+                    raise PluginError(f"plugin {info.name}: {message}")
 
     # -- lookups -----------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The names of the three example kinds, in a module of their own.
+"""The names of the example kinds, in a module of their own.
 
 Hook modules need these names to build specs; importing them from here keeps
 ``clue-core list`` from creating the example dataclasses it never uses.
@@ -7,4 +7,5 @@ Hook modules need these names to build specs; importing them from here keeps
 CLASSIFICATION = "classification"
 SPAN = "span"
 MULTIPLE_CHOICE = "multiple_choice"
-KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE)
+OPEN_QUESTION = "open_question"
+KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)

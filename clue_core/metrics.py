@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clue_core.examples import Example, Prediction, gold_of
+from clue_core.examples import Example, MetricResult, Prediction, gold_of
 
 
 def _pairs(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> list[tuple[object, object]]:
@@ -21,13 +21,19 @@ def _pairs(examples: Sequence[Example], predictions: Sequence[Prediction | None]
     ]
 
 
-def accuracy(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> dict[str, float]:
-    """Share of labelled examples whose prediction equals the gold value, ×100."""
+def accuracy(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> MetricResult:
+    """Share of labelled examples whose prediction equals the gold value, ×100, with each
+    example's 100 or 0 (None without gold) for bootstrap intervals."""
     pairs = _pairs(examples, predictions)
     if not pairs:
-        return {}
+        return MetricResult({})
+    per_example: list[float | None] = []
+    for example, prediction in zip(examples, predictions):
+        gold = gold_of(example)
+        hit = prediction is not None and prediction.value == gold
+        per_example.append(None if gold is None else 100.0 * hit)
     correct = sum(1 for gold, predicted in pairs if predicted is not None and predicted == gold)
-    return {"accuracy": 100.0 * correct / len(pairs)}
+    return MetricResult({"accuracy": 100.0 * correct / len(pairs)}, {"accuracy": per_example})
 
 
 def macro_f1(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> dict[str, float]:

@@ -1,15 +1,15 @@
-"""One run of one task: read → fit → predict dev → decode → score → predict tests → write.
+"""One run: check everything, then for each task read → fit → predict → decode → score → write.
 
-The run directory (``<output-dir>/<task>/``) holds ``manifest.json`` (versions of clue-core
-and every plugin, the resolved config, seed, data checksums, status), ``metrics.json``,
-per-example predictions as JSON Lines under ``predictions/``, the leaderboard files under
-``submission/`` and the trained model under ``model/``. Every file is written atomically;
-the manifest says ``"status": "complete"`` only once everything else is in place.
+Everything that can be checked is checked before anything is written: every task's
+settings, the model (resolved once), every task's data (all splits, through the
+kernel's example checks) and each learner's construction. Only then are the run
+directories locked and built, each in staging, and put in place when complete (see
+:mod:`clue_core.rundir`). A run that fails on user input or an OS error leaves nothing
+behind; an interrupted one leaves its staging folder for ``--resume``.
 """
 
 from __future__ import annotations
 
-import os
 import platform
 import random
 import shutil
@@ -22,13 +22,28 @@ from typing import Any
 
 from clue_core import __version__, data
 from clue_core.atomic import write_json, write_jsonl
-from clue_core.errors import ClueError, DataError, PluginError
-from clue_core.examples import Example, Prediction, SplitData, as_split_data, gold_of, kind_of
+from clue_core.context import RunContext, process_rank
+from clue_core.errors import ClueError, DataError
+from clue_core.examples import Example, Prediction, SplitData, gold_of
 from clue_core.kernel import Kernel
-from clue_core.specs import ModelSpec, TaskSpec, resolve
+from clue_core.reading import read_split
+from clue_core.rundir import (
+    MANIFEST,
+    METRICS,
+    MODEL_DIR,
+    PREDICTIONS_DIR,
+    SUBMISSION_DIR,
+    RunLock,
+    RunPaths,
+    is_complete,
+    load_manifest,
+)
+from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score
+from clue_core.settings import Layer, ResolvedSettings, merge_declarations, plugin_layers, resolve, unknown_setting
+from clue_core.specs import ModelSpec, TaskSpec
+from clue_core.specs import resolve as resolve_ref
 
-MANIFEST = "manifest.json"
-METRICS = "metrics.json"
+Echo = Callable[[str], None]
 
 
 @dataclass
@@ -41,9 +56,10 @@ class RunRequest:
     sample: bool = False
     output_dir: Path | None = None
     seed: int = 42
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
-    task_hyperparameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    task_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
+    config_file: str | None = None
     no_train: bool = False
     resume: bool = False
     overwrite: bool = False
@@ -61,9 +77,21 @@ class TaskResult:
     notes: list[str]
 
 
-def is_main_process() -> bool:
-    """Only rank 0 writes files when torchrun / accelerate start several processes."""
-    return os.environ.get("RANK", "0") in ("", "0")
+@dataclass
+class TaskPlan:
+    """One task, checked and ready: its settings, its data and its learner."""
+
+    task: TaskSpec
+    paths: RunPaths
+    settings: ResolvedSettings
+    data_dir: Path | None = None
+    splits: dict[str, SplitData] = field(default_factory=dict)
+    tests: dict[str, SplitData] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    checksums: dict[str, str] = field(default_factory=dict)
+    learner: Any = None
+    resume: bool = False
+    done: bool = False
 
 
 def default_output_dir(model: str) -> Path:
@@ -71,87 +99,349 @@ def default_output_dir(model: str) -> Path:
     return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"
 
 
-def resolve_hyperparameters(task: TaskSpec, model: ModelSpec, request: RunRequest) -> dict[str, Any]:
-    """Task defaults < model recommendations (flat, by kind, by task) < config file < ``--set``."""
-    merged: dict[str, Any] = dict(task.hyperparameters)
-    model_hp = dict(model.hyperparameters)
-    by_kind = model_hp.pop("by_kind", {}) or {}
-    by_task = model_hp.pop("by_task", {}) or {}
-    merged.update(model_hp)
-    merged.update(by_kind.get(task.kind, {}))
-    merged.update(by_task.get(task.name, {}))
-    merged.update(request.hyperparameters)
-    merged.update(request.task_hyperparameters.get(task.name, {}))
-    merged.update(request.overrides)
-    merged["seed"] = request.seed
-    merged["primary_metric"] = task.primary_metric
-    merged["resume"] = request.resume
-    merged["task"] = task.name
-    return merged
+# -- settings ----------------------------------------------------------------------------
 
 
-def check_run_dir(run_dir: Path, request: RunRequest) -> None:
-    """Refuse to overwrite a previous run unless asked to (``--overwrite``) or resuming."""
-    if not run_dir.exists() or not any(run_dir.iterdir()) or request.resume:
+def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
+    metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
+    return merge_declarations([*task.settings, *task.decode_settings, *metric_settings, *model.settings],
+                              f"{task.name} with {model.name}")
+
+
+def _nested(kernel: Kernel, declared: dict[str, Any], values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings)."""
+    nested = {}
+    for name, setting in declared.items():
+        if setting.names_model and values.get(name):
+            inner, _ = kernel.model(str(values[name]))
+            nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
+    return nested
+
+
+def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
+                     ) -> dict[str, ResolvedSettings]:
+    """Each task's settings (see :mod:`clue_core.settings`).
+
+    A key given for the whole run (``[settings]``, ``--set``) must be read by at least one
+    of its tasks and reaches only those that read it; a key under ``[task.NAME]`` must be
+    read by that task.
+    """
+    declared = {task.name: _declared(kernel, task, model) for task in tasks}
+    strangers = sorted(set(request.task_settings) - set(declared))
+    if strangers:
+        raise ClueError(f"config file: table [task.{strangers[0]}] names a task that is not in this run")
+    config = f"config file {request.config_file}" if request.config_file else "config file"
+    general = [Layer(f"{config} [settings]", request.settings, user=True), Layer("--set", request.overrides, user=True)]
+    every_name = sorted({name for own in declared.values() for name in own})
+    for layer in general:
+        for key in layer.values:
+            if not any(_reads(own, key) for own in declared.values()):
+                raise unknown_setting(key, every_name, layer.source)
+    resolved = {}
+    for task in tasks:
+        own = declared[task.name]
+        users = [
+            Layer(general[0].source, {k: v for k, v in request.settings.items() if _reads(own, k)}, user=True),
+            Layer(f"{config} [task.{task.name}]", request.task_settings.get(task.name, {}), user=True),
+            Layer("--set", {k: v for k, v in request.overrides.items() if _reads(own, k)}, user=True),
+        ]
+        layers = [*plugin_layers(task, model, request.model), *users]
+        # the values of model-naming settings (judge=...) decide which nested declarations exist
+        outer = resolve(own, [Layer(x.source, {k: v for k, v in x.values.items() if "." not in k}, x.user)
+                              for x in layers])
+        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, own, outer.values))
+    return resolved
+
+
+def _reads(declared: dict[str, Any], key: str) -> bool:
+    """Whether a task with these declarations reads ``key`` (``judge.x`` when it names a judge)."""
+    head, dot, _ = key.partition(".")
+    return key in declared or bool(dot and head in declared and declared[head].names_model)
+
+
+# -- planning ----------------------------------------------------------------------------
+
+
+def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, request: RunRequest) -> None:
+    """Refuse runs whose predictions could only come from a model that never learnt anything."""
+    if not model.trains:
         return
-    if not request.overwrite:
-        raise ClueError(f"{run_dir} already holds a run; pass --overwrite to replace it or --resume to continue it")
+    if request.no_train and argument is None:
+        raise ClueError(f"--no-train needs a trained model: pass the model/ folder of an earlier run "
+                        f"(or hf:<checkpoint>), not {request.model!r}")
+    if not request.no_train and "train" not in task.splits:
+        raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
+                        f"e.g. --model runs/<run>/ocnli/model --no-train")
 
 
-def read_split(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
-    reader = resolve(task.reader)
-    result = as_split_data(reader(data_dir, split))
-    for example in result.examples:
-        if kind_of(example) != task.kind:
-            raise PluginError(f"task {task.name}: reader returned a {kind_of(example)} example for a {task.kind} task")
-    return result
+def _check_output_dir(output_dir: Path) -> None:
+    for parent in (output_dir, *output_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ClueError(f"output directory {output_dir}: {parent} is a file, not a folder")
+            break
 
 
-def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, decode: Callable | None
-                    ) -> list[Prediction]:
-    """Predict, apply the task's decode step, and insist on one prediction per example, in order."""
-    if not examples:
-        return []
-    predictions = list(learner.predict(examples))
-    if decode is not None:
-        predictions = list(decode(examples, predictions))
-    if len(predictions) != len(examples):
-        raise PluginError(
-            f"{task.name}: the model returned {len(predictions)} predictions for {len(examples)} examples"
-        )
-    by_id = {str(p.id): p for p in predictions}
-    ordered = [by_id.get(str(e.id)) for e in examples]
-    missing = [e.id for e, p in zip(examples, ordered) if p is None]
-    if missing:
-        raise PluginError(f"{task.name}: no prediction for example id {missing[0]!r} ({len(missing)} missing)")
-    return ordered  # type: ignore[return-value]
+def _check_state(paths: RunPaths, request: RunRequest) -> bool:
+    """Whether this task resumes its staging folder; refuses to replace or discard work unasked."""
+    paths.recover()
+    if paths.final.exists() and not paths.final.is_dir():
+        raise ClueError(f"{paths.final} is a file, not a run directory")
+    staged = paths.staging.exists()
+    if request.resume:
+        return staged
+    if staged and not request.overwrite:
+        raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
+                        f"or --overwrite to discard it and start over")
+    if paths.final.exists() and any(paths.final.iterdir()) and not request.overwrite:
+        raise ClueError(f"{paths.final} already holds a run; pass --overwrite to replace it (the old run stays "
+                        f"until the new one is complete) or --resume to continue it")
+    return False
 
 
-def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None]
-          ) -> dict[str, float]:
-    """All of the task's metrics merged into one mapping."""
-    results: dict[str, float] = {}
-    if not any(gold_of(e) is not None for e in examples):
-        return results
-    for name in task.metrics:
-        compute = resolve(kernel.metric(name).compute)
-        results.update(compute(examples, predictions))
-    return results
+def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None:
+    data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample)
+    plan.data_dir = data_dir
+    for split in task.splits:
+        if split in ("train", "dev"):
+            plan.splits[split] = read_split(task, data_dir, split)
+    plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
+    for version in task.test_versions:
+        try:
+            plan.tests[version.version] = read_split(task, data_dir, version.split)
+        except DataError as exc:
+            plan.notes.append(f"test {version.version}: skipped ({exc})")
+            continue
+        plan.notes += [f"test {version.version}: {note}" for note in plan.tests[version.version].notes]
+    files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
+    plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
 
 
-def bind_decode(task: TaskSpec, config: dict[str, Any]) -> Callable | None:
-    """The task's decode step; one that accepts ``config`` gets the run's (e.g. ``chid_decode=greedy``)."""
-    if not task.decode:
-        return None
-    import functools
-    import inspect
+def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None, Path, list[TaskPlan]]:
+    """Resolve names, the model (once) and every task's settings; nothing is read or written."""
+    if not request.tasks:
+        raise ClueError("name at least one task (see 'clue-core list tasks')")
+    tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
+    model, argument = kernel.model(request.model)
+    for task in tasks:
+        if task.kind not in model.kinds:
+            raise ClueError(f"model {model.name} does not support {task.kind} tasks like {task.name}")
+        check_trainable(task, model, argument, request)
+    settings = resolve_settings(kernel, request, tasks, model)
+    output_dir = request.output_dir or default_output_dir(request.model)
+    _check_output_dir(output_dir)
+    return model, argument, output_dir, [TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]) for t in tasks]
 
-    decode = resolve(task.decode)
+
+# -- running -----------------------------------------------------------------------------
+
+
+def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskResult]:
+    model, argument, output_dir, plans = plan_run(kernel, request)
+    rank, world = process_rank()
+    main = rank == 0
+    created_output = main and not output_dir.exists()
+    locks: list[RunLock] = []
     try:
-        accepts_config = "config" in inspect.signature(decode).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        accepts_config = False
-    return functools.partial(decode, config=config) if accepts_config else decode
+        if main:
+            try:
+                output_dir.mkdir(parents=True, exist_ok=True)
+                for plan in plans:
+                    lock = RunLock(plan.paths.lock, plan.paths.final)
+                    lock.acquire(request.command, echo)
+                    locks.append(lock)
+            except OSError as exc:
+                raise ClueError(f"cannot write to output directory {output_dir}: {exc.strerror or exc}") from None
+        for plan in plans:
+            if main:
+                plan.resume = _check_state(plan.paths, request)
+                if request.resume and not plan.resume and is_complete(plan.paths.final):
+                    plan.done = True
+                    echo(f"[{plan.task.name}] {plan.paths.final} is already complete; nothing to resume")
+                    continue
+            else:
+                plan.resume = request.resume and plan.paths.staging.exists()
+            _read_task_data(plan.task, request, plan)
+            if plan.resume:
+                _check_resume_matches(plan, request, model)
+            plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.only(model.settings))
+        results = []
+        for plan in plans:
+            if plan.done:
+                results.append(_finished_result(plan))
+                continue
+            for note in plan.notes:
+                echo(f"[{plan.task.name}] {note}")
+            echo(f"[{plan.task.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
+                 f"→ {plan.paths.final}")
+            results.append(_run_task(kernel, request, model, plan, rank, world, echo))
+        return results
+    except BaseException:
+        if created_output:
+            _remove_if_empty(output_dir, locks)
+        raise
+    finally:
+        for lock in locks:
+            lock.release()
+
+
+def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
+    for lock in locks:
+        lock.release()
+    try:
+        output_dir.rmdir()
+    except OSError:
+        pass
+
+
+def _finished_result(plan: TaskPlan) -> TaskResult:
+    import json
+
+    manifest = load_manifest(plan.paths.final)
+    metrics = json.loads((plan.paths.final / METRICS).read_text(encoding="utf-8"))
+    return TaskResult(plan.task.name, plan.paths.final, metrics.get("dev", {}), plan.task.primary_metric,
+                      metrics.get("counts", {}), manifest.get("submission_files", []), manifest.get("notes", []))
+
+
+def _check_resume_matches(plan: TaskPlan, request: RunRequest, model: ModelSpec) -> None:
+    """Resume only the same model, task, data and schedule-changing settings; else say what differs."""
+    manifest = load_manifest(plan.paths.staging)
+    want = {
+        "model": request.model,
+        "task": plan.task.name,
+        "seed": request.seed,
+        "data": plan.checksums,
+        **{f"setting {k}": v for k, v in plan.settings.flagged("schedule").items()},
+    }
+    had = {
+        "model": manifest.get("model"),
+        "task": manifest.get("task"),
+        "seed": manifest.get("seed"),
+        "data": (manifest.get("data") or {}).get("files"),
+        **{f"setting {k}": v for k, v in (manifest.get("schedule") or {}).items()},
+    }
+    differ = [key for key in want if want[key] != had.get(key)]
+    if differ:
+        detail = ", ".join(f"{k} ({had.get(k)!r} → {want[k]!r})" if k != "data" else "data files"
+                           for k in differ[:4])
+        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different {detail}; "
+                        f"use --overwrite to start over")
+
+
+def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, world: int) -> dict[str, Any]:
+    task = plan.task
+    return {
+        "status": "running",
+        "task": task.name,
+        "kind": task.kind,
+        "model": request.model,
+        "model_spec": model.name,
+        "clue_core": __version__,
+        "plugins": {p.name: {"distribution": p.distribution, "version": p.version, "status": p.status}
+                    for p in kernel.plugins},
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "command": request.command,
+        "seed": request.seed,
+        "world_size": world,
+        "settings": plan.settings.values,
+        "setting_sources": plan.settings.sources,
+        "schedule": plan.settings.flagged("schedule"),
+        "no_train": request.no_train,
+        "data": {
+            "source": "sample" if request.sample else "dir",
+            "data_dir": str(plan.data_dir),
+            "user_data_dir": str(request.data_dir) if request.data_dir else None,
+            "files": plan.checksums,
+        },
+        "counts": _counts(plan),
+        "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in plan.tests},
+        "notes": plan.notes,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def _counts(plan: TaskPlan) -> dict[str, int]:
+    return {"train": len(plan.splits.get("train", ())), "dev": len(plan.splits.get("dev", ())),
+            **{f"test {v}": len(s) for v, s in plan.tests.items()}}
+
+
+def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, rank: int, world: int,
+              echo: Echo) -> TaskResult:
+    task, paths, main = plan.task, plan.paths, rank == 0
+    staging = paths.staging
+    created = False
+    try:
+        if main:
+            if not plan.resume:
+                if staging.exists():  # --overwrite asked to discard an interrupted run
+                    shutil.rmtree(staging)
+                staging.mkdir(parents=True)
+                created = True
+            write_json(staging / MANIFEST, _manifest(kernel, request, model, plan, world))
+        random.seed(request.seed)
+        train = plan.splits.get("train", SplitData(())).examples
+        dev = plan.splits.get("dev", SplitData(())).examples
+        decode = bind_decode(task, plan.settings.values)
+        context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
+                             world_size=world, primary_metric=task.primary_metric,
+                             score=dev_scorer(kernel, task, dev, decode, plan.settings.values), echo=echo,
+                             settings=dict(plan.settings.values))
+        started = time.perf_counter()
+        trains = not (request.no_train and model.trains)
+        if trains:
+            plan.learner.fit(train, dev, context)
+            if main and model.trains:
+                plan.learner.save(staging / MODEL_DIR)
+        train_seconds = time.perf_counter() - started
+        metrics, files = _predict_and_write(kernel, task, plan, decode, dev, main)
+        if main:
+            primary = metrics.get(task.primary_metric)
+            write_json(staging / METRICS, {
+                "task": task.name, "model": request.model, "split": "dev", "primary_metric": task.primary_metric,
+                "primary": primary, "dev": metrics, "counts": _counts(plan), "train_seconds": round(train_seconds, 3),
+                "leaderboards": [lb.as_dict() for lb in task.leaderboards],
+                "report_settings": plan.settings.flagged("report"),
+            })
+            manifest = load_manifest(staging)
+            manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                            submission_files=files)
+            write_json(staging / MANIFEST, manifest)
+            paths.publish()
+    except OSError as exc:
+        if created:
+            shutil.rmtree(staging, ignore_errors=True)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ClueError(f"{task.name}: cannot write the run{where}: {exc.strerror or exc}") from None
+    except ClueError:
+        if created:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return TaskResult(task.name, paths.final, metrics, task.primary_metric, _counts(plan), files, plan.notes)
+
+
+def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: Decode | None,
+                       dev: Sequence[Example], main: bool) -> tuple[dict[str, float], list[str]]:
+    dev_predictions = predict_checked(plan.learner, dev, task, decode)
+    metrics = score(kernel, task, dev, dev_predictions, plan.settings.values)
+    test_predictions = {version: predict_checked(plan.learner, part.examples, task, decode)
+                        for version, part in plan.tests.items()}
+    files: list[str] = []
+    if not main:
+        return metrics, files
+    staging = plan.paths.staging
+    write = resolve_ref(kernel.writer(task.writer).write)
+    write_jsonl(staging / PREDICTIONS_DIR / "dev.jsonl", prediction_records(dev, dev_predictions))
+    for version in task.test_versions:
+        if version.version not in plan.tests:
+            continue
+        examples = plan.tests[version.version].examples
+        predictions = test_predictions[version.version]
+        write_jsonl(staging / PREDICTIONS_DIR / f"test-{version.version}.jsonl",
+                    prediction_records(examples, predictions))
+        write(staging / SUBMISSION_DIR / version.submission_file, examples, predictions)
+        files.append(version.submission_file)
+    return metrics, files
 
 
 def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
@@ -163,187 +453,13 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
             record["gold"] = [text for text, _ in gold] if isinstance(gold, tuple) else gold
         if prediction.scores is not None:
             record["scores"] = [round(float(s), 6) for s in prediction.scores]
+        if prediction.raw is not None:
+            record["raw"] = prediction.raw
         records.append(record)
     return records
 
 
-def plugin_versions(kernel: Kernel) -> dict[str, Any]:
-    return {
-        p.name: {"distribution": p.distribution, "version": p.version, "status": p.status} for p in kernel.plugins
-    }
-
-
-def describe_data(task: TaskSpec, request: RunRequest) -> str:
-    """Where the data will come from, without downloading anything (for ``--dry-run``)."""
-    if request.sample:
-        return f"bundled sample ({data.sample_dir(task)})"
-    if request.data_dir:
-        return str(request.data_dir)
-    cached = data.cached_task_dir(task)
-    if cached.is_dir():
-        return str(cached)
-    return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"
-
-
-def run_task(kernel: Kernel, request: RunRequest, task: TaskSpec, run_dir: Path,
-             echo: Callable[[str], None] = print) -> TaskResult:
-    """Run one task end to end; see the module docstring for what lands in ``run_dir``."""
-    main = is_main_process()
-    model_spec, argument = kernel.model(request.model)
-    if task.kind not in model_spec.kinds:
-        raise ClueError(f"model {model_spec.name} does not support {task.kind} tasks like {task.name}")
-    check_trainable(task, argument, request)
-    config = resolve_hyperparameters(task, model_spec, request)
-    random.seed(request.seed)
-
-    data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample)
-    splits: dict[str, SplitData] = {}
-    for split in task.splits:
-        if split in ("train", "dev"):
-            splits[split] = read_split(task, data_dir, split)
-    notes = [f"{split}: {note}" for split, part in splits.items() for note in part.notes]
-    tests: dict[str, SplitData] = {}
-    for version in task.test_versions:
-        try:
-            tests[version.version] = read_split(task, data_dir, version.split)
-        except DataError as exc:
-            notes.append(f"test {version.version}: skipped ({exc})")
-            continue
-        notes.extend(f"test {version.version}: {note}" for note in tests[version.version].notes)
-    for note in notes:
-        echo(f"[{task.name}] {note}")
-
-    train = splits.get("train", SplitData(())).examples
-    dev = splits.get("dev", SplitData(())).examples
-    files_read = sorted({f for part in [*splits.values(), *tests.values()] for f in part.files})
-    manifest: dict[str, Any] = {
-        "status": "running",
-        "task": task.name,
-        "kind": task.kind,
-        "model": request.model,
-        "model_spec": model_spec.name,
-        "clue_core": __version__,
-        "plugins": plugin_versions(kernel),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "command": request.command,
-        "seed": request.seed,
-        "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
-        "config": config,
-        "no_train": request.no_train,
-        "data": {
-            "source": "sample" if request.sample else "dir",
-            "data_dir": str(data_dir),
-            "user_data_dir": str(request.data_dir) if request.data_dir else None,
-            "files": data.file_checksums([Path(f) for f in files_read]) if files_read else {},
-        },
-        "counts": {"train": len(train), "dev": len(dev), **{f"test {v}": len(s) for v, s in tests.items()}},
-        "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in tests},
-        "notes": notes,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    factory = resolve(model_spec.factory)
-    learner = factory(argument, task, config)  # before any file: a bad setting leaves nothing behind
-    decode = bind_decode(task, config)
-    created = main and not (run_dir.exists() and any(run_dir.iterdir()))
-    if main:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(run_dir / MANIFEST, manifest)
-
-    try:
-        def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
-            decoded = list(decode(dev, predictions)) if decode else list(predictions)
-            by_id = {str(p.id): p for p in decoded}
-            return score(kernel, task, dev, [by_id.get(str(e.id)) for e in dev])
-
-        started = time.perf_counter()
-        if not request.no_train:
-            learner.fit(train, dev, config, run_dir / "training", score_dev)
-            if main:
-                learner.save(run_dir / "model")
-        train_seconds = time.perf_counter() - started
-
-        dev_predictions = predict_checked(learner, dev, task, decode)
-        metrics = score(kernel, task, dev, dev_predictions)
-        writer = kernel.writer(task.writer)
-        write = resolve(writer.write)
-        submission_files: list[str] = []
-        test_predictions: dict[str, list[Prediction]] = {}
-        for version in task.test_versions:
-            if version.version in tests:
-                examples = tests[version.version].examples
-                test_predictions[version.version] = predict_checked(learner, examples, task, decode)
-
-        if main:
-            write_jsonl(run_dir / "predictions" / "dev.jsonl", prediction_records(dev, dev_predictions))
-            for version in task.test_versions:
-                if version.version not in tests:
-                    continue
-                examples = tests[version.version].examples
-                predictions = test_predictions[version.version]
-                write_jsonl(run_dir / "predictions" / f"test-{version.version}.jsonl",
-                            prediction_records(examples, predictions))
-                write(run_dir / "submission" / version.submission_file, examples, predictions)
-                submission_files.append(version.submission_file)
-            primary = metrics.get(task.primary_metric)
-            write_json(run_dir / METRICS, {
-                "task": task.name, "model": request.model, "split": "dev", "primary_metric": task.primary_metric,
-                "primary": primary, "dev": metrics, "counts": manifest["counts"],
-                "train_seconds": round(train_seconds, 3), "group": task.group,
-            })
-            manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                            submission_files=submission_files)
-            write_json(run_dir / MANIFEST, manifest)
-    except ClueError:
-        if created:  # nothing of a run that failed on user input is left to block the retry
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
-    return TaskResult(task.name, run_dir, metrics, task.primary_metric, manifest["counts"], submission_files, notes)
-
-
-def check_trainable(task: TaskSpec, argument: str | None, request: RunRequest) -> None:
-    """Refuse runs whose predictions could only come from a model that never learnt anything."""
-    if request.no_train and argument is None:
-        raise ClueError(f"--no-train needs a trained model: pass the model/ folder of an earlier run "
-                        f"(or hf:<checkpoint>), not {request.model!r}")
-    if not request.no_train and "train" not in task.splits:
-        raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
-                        f"e.g. --model runs/<run>/ocnli/model --no-train")
-
-
-def prepare_run_dirs(kernel: Kernel, request: RunRequest) -> list[tuple[TaskSpec, Path]]:
-    """Resolve tasks and their run directories, refusing to clobber earlier runs, before any work starts."""
-    if not request.tasks:
-        raise ClueError("name at least one task (see 'clue-core list tasks')")
-    output_dir = request.output_dir or default_output_dir(request.model)
-    plan = []
-    for name in dict.fromkeys(request.tasks):
-        task = kernel.task(name)
-        run_dir = output_dir / task.name
-        if is_main_process():
-            check_run_dir(run_dir, request)
-        plan.append((task, run_dir))
-    _, argument = kernel.model(request.model)  # fail early on an unknown model
-    for task, _ in plan:
-        check_trainable(task, argument, request)
-    return plan
-
-
-def replace_old_run(run_dir: Path) -> None:
-    """``--overwrite``: the user asked for the old run to go."""
-    if run_dir.exists() and is_main_process():
-        shutil.rmtree(run_dir)
-
-
-def run(kernel: Kernel, request: RunRequest, echo: Callable[[str], None] = print) -> list[TaskResult]:
-    plan = prepare_run_dirs(kernel, request)
-    results = []
-    for task, run_dir in plan:
-        if request.overwrite and not request.resume:
-            replace_old_run(run_dir)
-        echo(f"[{task.name}] running with model {request.model} → {run_dir}")
-        results.append(run_task(kernel, request, task, run_dir, echo))
-    return results
+# -- reporting ---------------------------------------------------------------------------
 
 
 def results_table(results: Sequence[TaskResult]) -> list[list[str]]:
@@ -361,19 +477,28 @@ def results_table(results: Sequence[TaskResult]) -> list[list[str]]:
     return rows
 
 
+def describe_data(task: TaskSpec, request: RunRequest) -> str:
+    """Where the data will come from, without downloading anything (for ``--dry-run``)."""
+    if request.sample:
+        return f"bundled sample ({data.sample_dir(task)})"
+    if request.data_dir:
+        return str(request.data_dir)
+    cached = data.cached_task_dir(task)
+    if cached.is_dir():
+        return str(cached)
+    return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"
+
+
 def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
-    plan = []
-    output_dir = request.output_dir or default_output_dir(request.model)
-    model_spec, argument = kernel.model(request.model)
-    for name in dict.fromkeys(request.tasks):
-        task = kernel.task(name)
-        plan.append({
-            "task": task.name,
-            "model": model_spec.name if argument is None else f"{model_spec.name} ({argument})",
-            "data": describe_data(task, request),
-            "run_dir": str(output_dir / task.name),
-            "train": not request.no_train,
-            "submission_files": [v.submission_file for v in task.test_versions],
-            "hyperparameters": resolve_hyperparameters(task, model_spec, request),
-        })
-    return plan
+    """What ``run`` would do, with every setting's value and source; reads and writes nothing."""
+    model, argument, output_dir, plans = plan_run(kernel, request)
+    return [{
+        "task": plan.task.name,
+        "model": model.name if argument is None else f"{model.name} ({argument})",
+        "data": describe_data(plan.task, request),
+        "run_dir": str(plan.paths.final),
+        "train": model.trains and not request.no_train,
+        "seed": request.seed,
+        "submission_files": [v.submission_file for v in plan.task.test_versions],
+        "settings": [{"name": n, "value": v, "source": s} for n, v, s in plan.settings.rows()],
+    } for plan in plans]

@@ -1,23 +1,24 @@
-"""Frozen spec records that plugins return from their hooks, and lazy resolution.
+"""The specs plugins return from their hooks: frozen, slotted dataclasses of plain data.
 
-Specs are plain data. Anything heavy (a reader, a model factory, a metric) is named as a
-``"module:attr"`` string and imported only by :func:`resolve` when a run needs it, which
-keeps ``clue-core list`` fast and free of torch.
+Specs describe; they do not run. Anything heavy (a reader, a model factory, a metric) is
+named as a ``"module:attr"`` string and imported only by :func:`resolve` when a run needs
+it, which keeps ``clue-core list`` fast and free of torch. The kernel checks every spec
+once all plugins are loaded (:mod:`clue_core.checks`), so a wrong name fails on the
+plugin's row in ``clue-core list``, not after an hour of training.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-if TYPE_CHECKING:  # hook modules import specs; the example classes are not needed for that
-    from clue_core.examples import Example, Prediction
+Ref = str
+"""``"package.module:attr"``: resolved lazily with :func:`resolve`."""
 
 
-def resolve(ref: str | Callable[..., Any]) -> Any:
+def resolve(ref: Ref | Callable[..., Any]) -> Any:
     """Import ``"package.module:attr.sub"`` lazily; callables pass through unchanged."""
     if not isinstance(ref, str):
         return ref
@@ -30,90 +31,24 @@ def resolve(ref: str | Callable[..., Any]) -> Any:
     return obj
 
 
-class FrozenRecordError(AttributeError):
-    """Specs are values: they cannot be changed after construction (use ``replace``)."""
+def _frozen_map() -> Mapping[str, Any]:
+    return {}
 
 
-class Factory:
-    """A default made afresh for every instance (``labels: dict = Factory(dict)``)."""
+class SpecMixin:
+    """``as_dict`` for ``--json`` output and manifests, shared by every spec."""
 
-    __slots__ = ("make",)
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make = make
-
-
-class Record:
-    """Frozen value objects built from their class annotations, without code generation.
-
-    A frozen dataclass compiles five or six methods per class when it is defined: about
-    2 ms a class here, paid by every ``clue-core list``, which imports the specs. One
-    generic ``__init__`` costs nothing at import. Records compare and hash by value,
-    construct by position or keyword, and offer ``replace`` and ``as_dict``.
-    """
-
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _defaults: ClassVar[dict[str, Any]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        annotations = inspect.get_annotations(cls)  # this class's own, unevaluated
-        names = [name for name, hint in annotations.items() if not str(hint).startswith("ClassVar")]
-        cls._fields = tuple(names)
-        cls._defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        cls = type(self)
-        if len(args) > len(cls._fields):
-            raise TypeError(f"{cls.__name__}() takes {len(cls._fields)} arguments, got {len(args)}")
-        values = dict(zip(cls._fields, args))
-        for name, value in kwargs.items():
-            if name not in cls._fields:
-                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {name!r}")
-            if name in values:
-                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
-            values[name] = value
-        for name in cls._fields:
-            if name not in values:
-                if name not in cls._defaults:
-                    raise TypeError(f"{cls.__name__}() missing required argument {name!r}")
-                default = cls._defaults[name]
-                values[name] = default.make() if isinstance(default, Factory) else default
-            object.__setattr__(self, name, values[name])
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenRecordError(f"cannot assign to field {name!r} of a {type(self).__name__}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenRecordError(f"cannot delete field {name!r} of a {type(self).__name__}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.__class__.__name__, self._values()))
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__name__}({inner})"
-
-    def replace(self, **changes: Any) -> Any:
-        """A copy with some fields changed (as ``dataclasses.replace`` does)."""
-        return type(self)(**{**{name: getattr(self, name) for name in self._fields}, **changes})
+    __slots__ = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """Fields as plain data, nested records and tuples included (for ``--json``)."""
-        return {name: _plain(getattr(self, name)) for name in self._fields}
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, Record):
+    if isinstance(value, SpecMixin):
         return value.as_dict()
+    if isinstance(value, type):
+        return value.__name__
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, Mapping):
@@ -121,10 +56,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
-Ref = str  # "module:attr"
+@dataclass(frozen=True, slots=True)
+class Setting(SpecMixin):
+    """One setting a spec reads, declared so the kernel can check, convert and explain it.
+
+    ``type`` is ``bool``, ``int``, ``float`` or ``str``; ``also`` lists string values
+    accepted besides that type (``eval_every`` takes ``"epoch"`` or a step count).
+    ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively.
+    The three flags say where the value matters beyond the step that reads it:
+    ``schedule`` (it changes training, so ``--resume`` insists it is unchanged),
+    ``cache_key`` (cached results are only reused under the same value) and ``report``
+    (shown beside the scores in reports). ``names_model`` marks a setting whose value is
+    a model name (a judge); that model's own settings live under ``<name>.<setting>``.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    also: tuple[str, ...] = ()
+    schedule: bool = False
+    cache_key: bool = False
+    report: bool = False
+    names_model: bool = False
 
 
-class DataSource(Record):
+@dataclass(frozen=True, slots=True)
+class DataSource(SpecMixin):
     """An official archive: where it lives and how to verify it."""
 
     url: str
@@ -135,24 +97,78 @@ class DataSource(Record):
     mirrors: tuple[str, ...] = ()
 
 
-class TestVersion(Record):
+@dataclass(frozen=True, slots=True)
+class TestVersion(SpecMixin):
     """One test file of a task and the leaderboard file its predictions go to.
 
     ``split`` is the name passed to the task reader (``"test"``, ``"test1.0"``);
     ``version`` is what users see (``"1.1"``).
     """
 
+    __test__ = False  # not a pytest class, despite the name
+
     version: str
     split: str
     submission_file: str
 
 
-class TaskSpec(Record):
+@dataclass(frozen=True, slots=True)
+class Leaderboard(SpecMixin):
+    """Membership of a leaderboard group: the group score averages its tasks' primary metric.
+
+    CLUE 1.1's classification average uses OCNLI, CLUE 1.0's uses CMNLI in its place, so
+    membership is per benchmark version, not one group string.
+    """
+
+    benchmark: str
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt(SpecMixin):
+    """How a large language model is asked a task, owned by the task, rendered by the model.
+
+    ``template`` is a ``str.format`` template over the example's fields (``{text}``,
+    ``{text_pair}`` for classification; ``{context}``, ``{question}`` for span and
+    multiple choice; ``{choices}`` is filled by the model with lettered options).
+    ``verbalizers`` map each label string to the words an LLM answers with (AFQMC
+    ``"1"`` → ``"相同"``); ``answer_prefix`` ends the prompt before the answer.
+    """
+
+    instruction: str
+    template: str
+    verbalizers: Mapping[str, str] = field(default_factory=_frozen_map)
+    answer_prefix: str = "答案："
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedScore(SpecMixin):
+    """A score someone published for a task, so reports can set runs beside it.
+
+    A run is compared with it only when split, data ``version``, metric and, for large
+    language models, ``mode`` and ``shots`` match.
+    """
+
+    model: str
+    split: str
+    version: str
+    metric: str
+    value: float
+    source: str
+    mode: str = "fine-tuned"
+    shots: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec(SpecMixin):
     """Everything the kernel needs to know about a task, without importing its code.
 
-    ``reader(data_dir, split) -> SplitData``; ``decode(examples, predictions[, config])``
-    rewrites the predictions of a whole split (CHID's joint assignment) and receives the
-    run's hyperparameters when it accepts ``config``.
+    ``reader(task, data_dir, split) -> SplitData``. ``decode(examples, predictions[,
+    settings=])`` rewrites a whole split's predictions (CHID's joint assignment) and
+    receives ``settings`` (its ``decode_settings`` values) when it declares any.
+    ``recommendations`` are the task's reference values for settings that a model may
+    declare (``learning_rate``, ``max_length``); ``model_recommendations`` are per-model
+    overrides the task owns, keyed by model name or family (``"hf-tiny"``, ``"hf"``).
     """
 
     name: str
@@ -160,10 +176,10 @@ class TaskSpec(Record):
     description: str
     reader: Ref
     labels: tuple[str, ...] = ()
-    label_descriptions: Mapping[str, str] = Factory(dict)
+    label_descriptions: Mapping[str, str] = field(default_factory=_frozen_map)
     metrics: tuple[str, ...] = ("accuracy",)
     primary_metric: str = "accuracy"
-    group: str | None = None
+    leaderboards: tuple[Leaderboard, ...] = ()
     splits: tuple[str, ...] = ("train", "dev")
     test_versions: tuple[TestVersion, ...] = ()
     writer: str = "jsonl_labels"
@@ -171,7 +187,12 @@ class TaskSpec(Record):
     data_files: tuple[str, ...] = ()
     sample: str | None = None
     decode: Ref | None = None
-    hyperparameters: Mapping[str, Any] = Factory(dict)
+    decode_settings: tuple[Setting, ...] = ()
+    settings: tuple[Setting, ...] = ()
+    recommendations: Mapping[str, Any] = field(default_factory=_frozen_map)
+    model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
+    prompt: Prompt | None = None
+    published: tuple[PublishedScore, ...] = ()
     notes: str = ""
 
     def test_version(self, version: str) -> TestVersion:
@@ -181,12 +202,22 @@ class TaskSpec(Record):
         known = ", ".join(t.version for t in self.test_versions) or "none"
         raise KeyError(f"task {self.name} has no test version {version!r} (has: {known})")
 
+    @property
+    def readable_splits(self) -> tuple[str, ...]:
+        """Every split name the reader may be asked for: train/dev and each test file."""
+        return (*self.splits, *(t.split for t in self.test_versions))
 
-class ModelSpec(Record):
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec(SpecMixin):
     """A model (or, with ``family=True``, a family matched as ``name:<argument>``).
 
-    ``factory(argument, task, options) -> Learner`` builds a learner for one task;
-    ``argument`` is the text after ``name:`` for families (a hub id or a directory).
+    ``factory(argument, task, settings) -> Learner`` builds a learner for one task, with
+    the values of the settings it declares; ``argument`` is the text after ``name:`` for
+    families (a hub id or a directory). ``recommendations`` are keyed by example kind
+    (``"*"`` for all kinds); ``recipes`` are per-task values the model's catalogue states
+    explicitly. ``trains`` is False for models that are only evaluated (LLMs zero-shot),
+    which may then run tasks that have no training split.
     """
 
     name: str
@@ -196,21 +227,40 @@ class ModelSpec(Record):
     family: bool = False
     size_class: str = ""
     parameters: int | None = None
-    hyperparameters: Mapping[str, Any] = Factory(dict)
+    category: str = ""
+    trains: bool = True
+    settings: tuple[Setting, ...] = ()
+    recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
+    recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
 
 
-class MetricSpec(Record):
-    """``compute(examples, predictions) -> {name: value}``; predictions align with
-    examples and are ``None`` where missing (a missing prediction scores 0). Values are
-    on the leaderboard's 0-100 scale."""
+@dataclass(frozen=True, slots=True)
+class MetricSpec(SpecMixin):
+    """``compute(examples, predictions[, settings=][, context=])`` → ``{name: value}`` or a
+    :class:`~clue_core.examples.MetricResult`.
+
+    Predictions align with examples and are ``None`` where missing (scored as wrong);
+    values are on the leaderboard's 0-100 scale. ``produces`` names every total it
+    returns (the primary metric must be one of them). A metric that declares
+    ``settings`` receives their values; one with ``uses_model`` receives the run context,
+    through which it may load a model (a judge for open questions).
+    """
 
     name: str
     compute: Ref
     description: str
     kinds: tuple[str, ...] = ()
+    produces: tuple[str, ...] = ()
+    settings: tuple[Setting, ...] = ()
+    uses_model: bool = False
+
+    @property
+    def totals(self) -> tuple[str, ...]:
+        return self.produces or (self.name,)
 
 
-class SubmissionWriterSpec(Record):
+@dataclass(frozen=True, slots=True)
+class SubmissionWriterSpec(SpecMixin):
     """A leaderboard file format.
 
     ``write(path, examples, predictions)`` writes one test version's file;
@@ -224,28 +274,3 @@ class SubmissionWriterSpec(Record):
     read: Ref
     description: str
     ordered: bool = True
-
-
-@runtime_checkable
-class Learner(Protocol):
-    """What a model factory returns for one task.
-
-    ``fit`` receives ``score``, which decodes and scores dev predictions with the task's
-    metrics, so a model can keep its best checkpoint without knowing the task.
-    """
-
-    def fit(
-        self,
-        train: Sequence[Example],
-        dev: Sequence[Example],
-        config: Mapping[str, Any],
-        output_dir: Path,
-        score: Callable[[Sequence[Prediction]], dict[str, float]],
-    ) -> None: ...
-
-    def predict(self, examples: Sequence[Example]) -> list[Prediction]: ...
-
-    def save(self, directory: Path) -> None: ...
-
-
-Spec = TaskSpec | ModelSpec | MetricSpec | SubmissionWriterSpec

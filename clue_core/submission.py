@@ -25,7 +25,8 @@ from clue_core.examples import (
     SpanExample,
 )
 from clue_core.kernel import Kernel
-from clue_core.runner import MANIFEST, read_split
+from clue_core.reading import read_split
+from clue_core.rundir import MANIFEST, SUBMISSION_DIR, load_manifest
 from clue_core.specs import TaskSpec, resolve
 
 
@@ -129,12 +130,8 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def load_manifest(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(path, f"unreadable manifest ({exc})") from None
+def complete_manifest(run_dir: Path) -> dict[str, Any]:
+    manifest = load_manifest(run_dir)
     if manifest.get("status") != "complete":
         raise ClueError(f"{run_dir}: the run did not complete (status {manifest.get('status')!r}); run it again")
     return manifest
@@ -152,7 +149,7 @@ def test_data_dir(task: TaskSpec, manifest: dict[str, Any], run_dir: Path) -> Pa
 
 def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
-    manifest = load_manifest(run_dir)
+    manifest = complete_manifest(run_dir)
     task = kernel.task(manifest["task"])
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
@@ -163,7 +160,7 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
         raise ClueError(f"{run_dir}: {task.name} has no predictions for test version(s) "
                         f"{', '.join(missing_versions)}; the leaderboard needs every test file of a task")
     for version in task.test_versions:
-        path = run_dir / "submission" / version.submission_file
+        path = run_dir / SUBMISSION_DIR / version.submission_file
         if not path.is_file():
             raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
         examples = read_split(task, folder, version.split).examples

@@ -1,14 +1,12 @@
 """Hook module: only builds specs, so importing it costs nothing.
 
 The reader is named as a "module:attr" string; clue-core imports it only when a run
-needs the data.
+needs the data. Everything comes from the one public module, ``clue_core.plugin``.
 """
 
 from __future__ import annotations
 
-from clue_core.hookspecs import hookimpl
-from clue_core.kinds import CLASSIFICATION
-from clue_core.specs import TaskSpec, TestVersion
+from clue_core.plugin import CLASSIFICATION, Prompt, TaskSpec, TestVersion, hookimpl
 
 
 @hookimpl
@@ -28,6 +26,8 @@ def clue_tasks() -> list[TaskSpec]:
             writer="jsonl_labels",
             data_files=("train.json", "dev.json", "test.json"),
             sample="clue_example_plugin:sample",
-            hyperparameters={"max_length": 64, "batch_size": 16, "learning_rate": 1e-4, "epochs": 3},
+            recommendations={"max_length": 64, "batch_size": 16, "learning_rate": 1e-4, "epochs": 3},
+            prompt=Prompt(instruction="判断这条商品评论的情感是正面还是负面。", template="评论：{text}",
+                          verbalizers={"negative": "负面", "positive": "正面"}),
         )
     ]

@@ -1,0 +1,249 @@
+"""Checks of specs against the contracts: cheap ones at load time, deep ones on request.
+
+:func:`spec_problems` runs for every spec once all plugins are loaded, without importing
+any plugin code: names of metrics and writers resolve through the registry, ``module:attr``
+references are only checked for their shape, the primary metric must be produced by the
+task's metrics, tuple fields must be tuples, the sample folder must exist.
+:func:`deep_problems` is ``clue-core check``: it imports every reference and reads each
+bundled sample (or a given data folder) end to end through the reader and the kernel's
+example checks.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.specs import MetricSpec, ModelSpec, Setting, SubmissionWriterSpec, TaskSpec
+
+if TYPE_CHECKING:
+    from clue_core.kernel import Kernel
+
+#: The fields a prompt template may use, by example kind (``choices`` is rendered by the model).
+PROMPT_FIELDS = {
+    CLASSIFICATION: {"text", "text_pair"},
+    SPAN: {"context", "question", "title"},
+    MULTIPLE_CHOICE: {"context", "question", "choices"},
+    OPEN_QUESTION: {"dimension", "category"},
+}
+_SETTING_TYPES = (bool, int, float, str)
+
+
+def _is_ref(value: Any) -> bool:
+    if callable(value):
+        return True
+    if not isinstance(value, str):
+        return False
+    module, sep, attr = value.partition(":")
+    return bool(sep and module and attr and all(part.isidentifier() for part in module.split("."))
+                and all(part.isidentifier() for part in attr.split(".")))
+
+
+def _tuple_problems(spec: Any) -> list[str]:
+    problems = []
+    for f in fields(spec):
+        annotation = str(f.type)
+        if annotation.startswith("tuple[") and not isinstance(getattr(spec, f.name), tuple):
+            problems.append(f"field {f.name} must be a tuple, got {type(getattr(spec, f.name)).__name__}")
+    return problems
+
+
+def setting_problems(settings: Any, owner: str) -> list[str]:
+    """Declarations must be Settings of a known type, with unique names and a valid default."""
+    from clue_core.errors import ClueError
+    from clue_core.settings import convert
+
+    if not isinstance(settings, tuple):
+        return [f"{owner} settings must be a tuple"]
+    problems = []
+    names: set[str] = set()
+    for setting in settings:
+        if not isinstance(setting, Setting):
+            problems.append(f"{owner} settings must be Setting records, got {type(setting).__name__}")
+            continue
+        if setting.name in names:
+            problems.append(f"{owner} declares setting {setting.name!r} twice")
+        names.add(setting.name)
+        if setting.type not in _SETTING_TYPES:
+            problems.append(f"setting {setting.name!r} has type {setting.type!r}; use bool, int, float or str")
+            continue
+        try:
+            convert(setting, setting.default, "its default")
+        except ClueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def _sample_exists(sample: str) -> bool:
+    """``"package:relative/path"`` names a folder inside an installed package (not imported)."""
+    import importlib.util
+
+    package, _, relative = sample.partition(":")
+    try:
+        found = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return False
+    if found is None or not found.submodule_search_locations:
+        return False
+    return any((Path(location) / relative).is_dir() for location in found.submodule_search_locations)
+
+
+def _task_problems(kernel: Kernel, task: TaskSpec) -> list[str]:
+    problems = _tuple_problems(task)
+    if task.kind not in KINDS:
+        problems.append(f"unknown kind {task.kind!r} (known: {', '.join(KINDS)})")
+    for ref_field in ("reader", "decode"):
+        value = getattr(task, ref_field)
+        if value is not None and not _is_ref(value):
+            problems.append(f"{ref_field} must be 'module:attr', got {value!r}")
+    if task.writer not in kernel.writers:
+        problems.append(f"unknown writer {task.writer!r}{_suggest(task.writer, kernel.writers)}")
+    produced: set[str] = set()
+    for name in task.metrics if isinstance(task.metrics, tuple) else ():
+        metric = kernel.metrics.get(name)
+        if metric is None:
+            problems.append(f"unknown metric {name!r}{_suggest(name, kernel.metrics)}")
+            continue
+        if metric.kinds and task.kind not in metric.kinds:
+            problems.append(f"metric {name!r} does not apply to {task.kind} tasks")
+        produced.update(metric.totals)
+    if produced and task.primary_metric not in produced:
+        problems.append(f"primary metric {task.primary_metric!r} is not produced by its metrics "
+                        f"(they produce: {', '.join(sorted(produced))})")
+    if task.sample is not None and not _sample_exists(task.sample):
+        problems.append(f"sample folder {task.sample!r} does not exist")
+    versions = [t.version for t in task.test_versions] if isinstance(task.test_versions, tuple) else []
+    if len(set(versions)) != len(versions):
+        problems.append("test versions must be unique")
+    problems += setting_problems(task.settings, "task")
+    problems += setting_problems(task.decode_settings, "decode step")
+    if task.prompt is not None:
+        problems += _prompt_problems(task)
+    return problems
+
+
+def _prompt_problems(task: TaskSpec) -> list[str]:
+    allowed = PROMPT_FIELDS.get(task.kind, set())
+    try:
+        used = {name for _, name, _, _ in string.Formatter().parse(task.prompt.template) if name}  # type: ignore[union-attr]
+    except ValueError as exc:
+        return [f"prompt template does not parse: {exc}"]
+    problems = [f"prompt template uses {{{name}}}, which {task.kind} examples do not have"
+                for name in sorted(used - allowed)]
+    verbalizers = task.prompt.verbalizers  # type: ignore[union-attr]
+    if task.kind == CLASSIFICATION and verbalizers:
+        missing = [label for label in task.labels if label not in verbalizers]
+        if missing:
+            problems.append(f"prompt verbalizers miss labels {', '.join(missing[:5])}")
+        words = list(verbalizers.values())
+        if len(set(words)) != len(words):
+            problems.append("prompt verbalizers must be distinct")
+    return problems
+
+
+def _model_problems(model: ModelSpec) -> list[str]:
+    problems = _tuple_problems(model)
+    unknown = [kind for kind in model.kinds if kind not in KINDS] if isinstance(model.kinds, tuple) else []
+    if unknown:
+        problems.append(f"unknown kinds {', '.join(unknown)}")
+    if not _is_ref(model.factory):
+        problems.append(f"factory must be 'module:attr', got {model.factory!r}")
+    problems += setting_problems(model.settings, "model")
+    for key in model.recommendations:
+        if key != "*" and key not in KINDS:
+            problems.append(f"recommendations are keyed by kind or '*', got {key!r}")
+    return problems
+
+
+def _metric_problems(metric: MetricSpec) -> list[str]:
+    problems = _tuple_problems(metric)
+    if not _is_ref(metric.compute):
+        problems.append(f"compute must be 'module:attr', got {metric.compute!r}")
+    unknown = [kind for kind in metric.kinds if kind not in KINDS] if isinstance(metric.kinds, tuple) else []
+    if unknown:
+        problems.append(f"unknown kinds {', '.join(unknown)}")
+    return problems + setting_problems(metric.settings, "metric")
+
+
+def _writer_problems(writer: SubmissionWriterSpec) -> list[str]:
+    return [f"{name} must be 'module:attr', got {getattr(writer, name)!r}"
+            for name in ("write", "read") if not _is_ref(getattr(writer, name))]
+
+
+def spec_problems(kernel: Kernel, registry: str, spec: Any) -> list[str]:
+    """What is wrong with one spec, checked against the registry, importing nothing."""
+    if registry == "tasks":
+        return _task_problems(kernel, spec)
+    if registry == "models":
+        return _model_problems(spec)
+    if registry == "metrics":
+        return _metric_problems(spec)
+    return _writer_problems(spec)
+
+
+def _suggest(name: str, known: Any) -> str:
+    from clue_core.kernel import did_you_mean
+
+    return did_you_mean(name, list(known))
+
+
+# -- clue-core check ---------------------------------------------------------------------
+
+
+def _resolves(ref: Any, what: str) -> str | None:
+    from clue_core.specs import resolve
+
+    try:
+        target = resolve(ref)
+    except Exception as exc:  # any import failure is the problem we report
+        return f"{what} {ref!r} does not import: {type(exc).__name__}: {exc}"
+    if not callable(target):
+        return f"{what} {ref!r} is not callable"
+    return None
+
+
+def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
+                  echo: Callable[[str], None] | None = None) -> list[str]:
+    """Import every reference of ``task`` and read its data end to end (``clue-core check``).
+
+    Reads the bundled sample, or ``data_dir`` when given; every readable split that is
+    present goes through the reader and the kernel's example checks.
+    """
+    from clue_core import data, reading
+    from clue_core.errors import ClueError, DataError
+
+    problems = []
+    refs = [(task.reader, "reader"), (task.decode, "decode")]
+    refs += [(kernel.metrics[name].compute, f"metric {name}") for name in task.metrics]
+    writer = kernel.writers[task.writer]
+    refs += [(writer.write, f"writer {writer.name}.write"), (writer.read, f"writer {writer.name}.read")]
+    problems += [p for ref, what in refs if ref is not None and (p := _resolves(ref, what))]
+    if problems:
+        return problems
+    if data_dir is None and task.sample is None:
+        if echo:
+            echo(f"{task.name}: no bundled sample; pass --data-dir to read a data folder")
+        return problems
+    try:
+        folder = data.resolve_task_data(task, data_dir=data_dir, sample=data_dir is None)
+    except ClueError as exc:
+        return [str(exc)]
+    for split in task.readable_splits:
+        try:
+            part = reading.read_split(task, folder, split)
+        except DataError as exc:  # a test file may be absent; a missing train or dev file is a problem
+            if split in task.splits:
+                problems.append(str(exc))
+            elif echo:
+                echo(f"{task.name}: {split}: not present ({exc})")
+            continue
+        except ClueError as exc:
+            problems.append(str(exc))
+            continue
+        if echo:
+            echo(f"{task.name}: {split}: {len(part)} examples")
+    return problems

@@ -1,0 +1,85 @@
+"""Run control that the kernel owns and hands to a learner: the typed run context.
+
+Seed, resume, rank and world size, where files go and which metric decides are not
+settings a user can mistype under ``--set``; they travel here, typed, and the
+:class:`Learner` protocol says what a model factory returns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from clue_core.examples import Example, Prediction
+    from clue_core.specs import TaskSpec
+
+
+def process_rank() -> tuple[int, int]:
+    """``(rank, world size)`` as torchrun / accelerate launch set them (``(0, 1)`` alone)."""
+    rank = int(os.environ.get("RANK", "0") or 0)
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    return rank, world
+
+
+def is_main_process() -> bool:
+    """Only rank 0 writes files when several processes share a run."""
+    return process_rank()[0] == 0
+
+
+def _no_score(predictions: Sequence[Prediction]) -> dict[str, float]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What one task's run tells its learner and its model-calling steps.
+
+    ``run_dir`` is where the run is being built (a staging folder until it is complete);
+    ``training_dir`` holds checkpoints a resumed run continues from. ``score`` decodes
+    and scores dev predictions with the task's metrics exactly as the final scores are
+    computed, so a learner can keep its best checkpoint without knowing the task.
+    ``load_model(name, namespace)`` builds another model with the settings under
+    ``<namespace>.`` (a judge); ``settings`` are the run's resolved values by name.
+    """
+
+    task: TaskSpec
+    seed: int = 42
+    run_dir: Path = Path(".")
+    resume: bool = False
+    rank: int = 0
+    world_size: int = 1
+    primary_metric: str = "accuracy"
+    score: Callable[[Sequence[Prediction]], dict[str, float]] = _no_score
+    echo: Callable[[str], None] = print
+    limit: int | None = None
+    cache_dir: Path | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    load_model: Callable[[str, str], Learner] | None = None
+
+    @property
+    def training_dir(self) -> Path:
+        return self.run_dir / "training"
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """What a model factory returns for one task.
+
+    ``fit`` trains (or, for a model that does not train, picks few-shot examples);
+    ``predict`` returns one :class:`Prediction` per example; ``save`` writes what
+    ``--model <run>/<task>/model --no-train`` loads again, with the label mapping.
+    """
+
+    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None: ...
+
+    def predict(self, examples: Sequence[Example]) -> list[Prediction]: ...
+
+    def save(self, directory: Path) -> None: ...

@@ -1,0 +1,108 @@
+"""The public API for plugin authors: everything a plugin imports from clue-core is here.
+
+A plugin's hook module builds specs with the names below and marks its hooks with
+``@hookimpl``; its reader, learner and metric modules use the example types, the
+reading helpers and the errors. Nothing else of the kernel is a contract.
+
+Reading and writing helpers (``find_file``, ``read_json``, ``iter_jsonl``, ``field``,
+``write_json``, ``write_jsonl``) are imported on first use, so a hook module that imports
+this module stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clue_core.context import Learner, RunContext, is_main_process
+from clue_core.errors import ClueError, DataError, InputError
+from clue_core.examples import (
+    ClassificationExample,
+    Example,
+    ExampleId,
+    MetricResult,
+    MultipleChoiceExample,
+    OpenQuestionExample,
+    Prediction,
+    SpanExample,
+    SplitData,
+)
+from clue_core.hookspecs import hookimpl
+from clue_core.kernel import MODEL_FILE
+from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.specs import (
+    DataSource,
+    Leaderboard,
+    MetricSpec,
+    ModelSpec,
+    Prompt,
+    PublishedScore,
+    Setting,
+    SubmissionWriterSpec,
+    TaskSpec,
+    TestVersion,
+)
+
+_LAZY = {
+    "find_file": "clue_core.data",
+    "read_json": "clue_core.jsonio",
+    "iter_jsonl": "clue_core.jsonio",
+    "field": "clue_core.jsonio",
+    "write_json": "clue_core.atomic",
+    "write_jsonl": "clue_core.atomic",
+}
+
+__all__ = [
+    "CLASSIFICATION",
+    "KINDS",
+    "MODEL_FILE",
+    "MULTIPLE_CHOICE",
+    "OPEN_QUESTION",
+    "SPAN",
+    "ClassificationExample",
+    "ClueError",
+    "DataError",
+    "DataSource",
+    "Example",
+    "ExampleId",
+    "InputError",
+    "Leaderboard",
+    "Learner",
+    "MetricResult",
+    "MetricSpec",
+    "ModelSpec",
+    "MultipleChoiceExample",
+    "OpenQuestionExample",
+    "Prediction",
+    "Prompt",
+    "PublishedScore",
+    "RunContext",
+    "Setting",
+    "SpanExample",
+    "SplitData",
+    "SubmissionWriterSpec",
+    "TaskSpec",
+    "TestVersion",
+    "field",
+    "find_file",
+    "hookimpl",
+    "is_main_process",
+    "iter_jsonl",
+    "read_json",
+    "write_json",
+    "write_jsonl",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clue_core.plugin' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

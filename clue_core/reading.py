@@ -1,0 +1,100 @@
+"""Reading one split through a task's reader, and the checks every reader can rely on.
+
+Readers turn files into examples; the kernel checks, once for every task, what readers
+used to check four different ways: the split name, each example's kind, labels among the
+task's labels, choice indices in range, non-empty answer texts and turns, and unique ids
+in test files (the official test files have unique ids, and the leaderboard scores by
+id). Whether a span answer occurs in its context is *not* checked: real gold answers
+sometimes do not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clue_core.errors import ClueError, InputError, PluginError
+from clue_core.examples import (
+    ClassificationExample,
+    MultipleChoiceExample,
+    OpenQuestionExample,
+    SpanExample,
+    SplitData,
+    kind_of,
+)
+from clue_core.specs import TaskSpec, resolve
+
+
+def read_split(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
+    """``task.reader(task, data_dir, split)``, checked; readers may return a plain sequence."""
+    if split not in task.readable_splits:
+        raise ClueError(f"task {task.name} has no split {split!r} (has: {', '.join(task.readable_splits)})")
+    result = resolve(task.reader)(task, data_dir, split)
+    if not isinstance(result, SplitData):
+        result = SplitData(examples=tuple(result))
+    check_examples(task, result, test=split not in task.splits)
+    return result
+
+
+def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> None:
+    """Raise one clear error for the first example that breaks the task's contract."""
+    labels = set(task.labels)
+    seen: dict[str, int] = {}
+    for index, example in enumerate(part.examples):
+        if type(example) not in _CHECKS:
+            raise PluginError(f"task {task.name}: reader returned a {type(example).__name__}, not an example")
+        if kind_of(example) != task.kind:
+            raise PluginError(f"task {task.name}: reader returned a {kind_of(example)} example for a "
+                              f"{task.kind} task")
+        problem = _CHECKS[type(example)](example, labels)
+        if problem:
+            raise _located(part, index, *problem)
+        if test:
+            key = str(example.id)
+            if key in seen:
+                raise _located(part, index, "id", f"duplicate id {example.id!r} (also at "
+                                                  f"{part.origin(seen[key])})")
+            seen[key] = index
+
+
+def _located(part: SplitData, index: int, field: str, message: str) -> InputError:
+    origin = part.origin(index)
+    path, sep, line = origin.rpartition(":")
+    if sep and line.isdigit():
+        return InputError(path, message, line=int(line), field=field)
+    return InputError(origin, message, field=field)
+
+
+def _classification(example: ClassificationExample, labels: set[str]) -> tuple[str, str] | None:
+    if example.label is not None and labels and example.label not in labels:
+        return "label", f"unknown label {example.label!r} (known: {', '.join(sorted(labels)[:20])})"
+    return None
+
+
+def _span(example: SpanExample, labels: set[str]) -> tuple[str, str] | None:
+    for text, _ in example.answers or ():
+        if not isinstance(text, str) or not text.strip():
+            return "answers", "empty answer text"
+    return None
+
+
+def _choice(example: MultipleChoiceExample, labels: set[str]) -> tuple[str, str] | None:
+    if not example.choices:
+        return "choices", "no choices"
+    if example.label is not None and not 0 <= example.label < len(example.choices):
+        return "label", f"answer index {example.label} out of range for {len(example.choices)} choices"
+    return None
+
+
+def _open(example: OpenQuestionExample, labels: set[str]) -> tuple[str, str] | None:
+    if not example.turns or not all(isinstance(t, str) and t.strip() for t in example.turns):
+        return "turns", "needs at least one non-empty turn"
+    return None
+
+
+_CHECKS = {
+    ClassificationExample: _classification,
+    SpanExample: _span,
+    MultipleChoiceExample: _choice,
+    OpenQuestionExample: _open,
+}
+

@@ -1,0 +1,183 @@
+"""The run directory: its layout, its manifest, its lock, and staging with an atomic swap.
+
+``<output-dir>/<task>/`` holds one finished run::
+
+    manifest.json   versions, command, settings with their sources, data checksums, status
+    metrics.json    dev scores, counts, leaderboard membership
+    predictions/    per-example JSON Lines (dev.jsonl, test-<version>.jsonl)
+    submission/     the leaderboard files
+    model/          the trained model (``--model <this>/model --no-train`` reuses it)
+
+A run is built in ``<output-dir>/.<task>.staging/`` and renamed into place only once it is
+complete, so an earlier run is never lost to a run that fails; an interrupted staging
+folder is what ``--resume`` continues. ``<output-dir>/.<task>.lock`` is held for the
+whole run: a second run into the same directory stops with one line naming the holder,
+and a lock left by a killed process is recognised as stale and taken over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError
+
+MANIFEST = "manifest.json"
+METRICS = "metrics.json"
+MODEL_DIR = "model"
+PREDICTIONS_DIR = "predictions"
+SUBMISSION_DIR = "submission"
+TRAINING_DIR = "training"
+
+
+def load_manifest(run_dir: Path) -> dict[str, Any]:
+    """The manifest of a run directory, or one clear error."""
+    path = run_dir / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ClueError(f"{run_dir}: not a run directory (no {MANIFEST})") from None
+    except (OSError, ValueError) as exc:
+        raise ClueError(f"{path}: unreadable manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise ClueError(f"{path}: unreadable manifest (not an object)")
+    return data
+
+
+def is_complete(run_dir: Path) -> bool:
+    try:
+        return load_manifest(run_dir).get("status") == "complete"
+    except ClueError:
+        return False
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where one task's run lives, is built, and is locked."""
+
+    final: Path
+
+    @property
+    def staging(self) -> Path:
+        return self.final.parent / f".{self.final.name}.staging"
+
+    @property
+    def lock(self) -> Path:
+        return self.final.parent / f".{self.final.name}.lock"
+
+    def _replaced(self) -> Path:
+        return self.final.parent / f".{self.final.name}.replaced"
+
+    def recover(self) -> None:
+        """Finish or undo a swap that a kill interrupted between its two renames."""
+        replaced = self._replaced()
+        if not replaced.exists():
+            return
+        if not self.final.exists():
+            if is_complete(self.staging):
+                os.rename(self.staging, self.final)
+            else:
+                os.rename(replaced, self.final)
+                return
+        shutil.rmtree(replaced, ignore_errors=True)
+
+    def publish(self) -> None:
+        """Put the complete staging folder in place of the final one, replacing an older run."""
+        replaced = self._replaced()
+        if self.final.exists():
+            if replaced.exists():
+                shutil.rmtree(replaced)
+            os.rename(self.final, replaced)
+            os.rename(self.staging, self.final)
+            shutil.rmtree(replaced, ignore_errors=True)
+        else:
+            os.rename(self.staging, self.final)
+
+
+def _process_start(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (Linux), so a recycled pid is not taken for the holder."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return start is None or _process_start(pid) in (None, start)
+
+
+class RunLock:
+    """An exclusive lock file; crash-safe because a dead holder is detected, not trusted."""
+
+    def __init__(self, path: Path, final: Path) -> None:
+        self.path = path
+        self.final = final
+        self.held = False
+
+    def acquire(self, command: list[str], echo: Any = None) -> None:
+        pid = os.getpid()
+        record = {"pid": pid, "start": _process_start(pid), "host": socket.gethostname(),
+                  "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command}
+        # written whole to a private file, then linked into place: a lock that exists is never half-written
+        private = self.path.with_name(f"{self.path.name}.{pid}")
+        private.write_text(json.dumps(record), encoding="utf-8")
+        try:
+            for _ in range(3):
+                try:
+                    os.link(private, self.path)
+                except FileExistsError:
+                    holder = self._holder()
+                    if holder is not None and self._holder_alive(holder):
+                        raise ClueError(
+                            f"{self.final} is in use by process {holder.get('pid')} on {holder.get('host')} "
+                            f"since {holder.get('since')} (lock {self.path}); wait for it or stop it") from None
+                    if echo:
+                        who = f"process {holder.get('pid')}" if holder else "an unreadable holder"
+                        echo(f"removed a stale lock on {self.final} left by {who}, which is no longer running")
+                    try:
+                        self.path.unlink()
+                    except FileNotFoundError:
+                        pass
+                    continue
+                self.held = True
+                return
+        finally:
+            private.unlink(missing_ok=True)
+        raise ClueError(f"could not take the lock {self.path}")
+
+    def _holder(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else None
+        except (OSError, ValueError):
+            return None
+
+    @staticmethod
+    def _holder_alive(holder: dict[str, Any]) -> bool:
+        if holder.get("host") != socket.gethostname():
+            return True  # another machine's process: we cannot tell, so we respect it
+        try:
+            return _alive(int(holder["pid"]), holder.get("start"))
+        except (KeyError, TypeError, ValueError):
+            return False
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass

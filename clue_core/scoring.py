@@ -1,0 +1,104 @@
+"""Predictions checked against their examples, decoded, and scored: one place for all of it.
+
+The runner's final scores and a learner's dev scores during training (``context.score``)
+both come from here, so they cannot disagree about missing predictions or decoding.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from clue_core.errors import PluginError
+from clue_core.examples import Example, MetricResult, Prediction, gold_of
+from clue_core.specs import TaskSpec, resolve
+
+if TYPE_CHECKING:
+    from clue_core.context import RunContext
+    from clue_core.kernel import Kernel
+
+Decode = Callable[[Sequence[Example], Sequence[Prediction]], Sequence[Prediction]]
+
+
+def bind_decode(task: TaskSpec, settings: Mapping[str, Any]) -> Decode | None:
+    """The task's decode step, given its own declared settings when it declares any."""
+    if not task.decode:
+        return None
+    decode = resolve(task.decode)
+    if task.decode_settings:
+        own = {s.name: settings.get(s.name, s.default) for s in task.decode_settings}
+        return functools.partial(decode, settings=own)
+    return decode
+
+
+def align(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction], *,
+          allow_missing: bool = False) -> list[Prediction | None]:
+    """One prediction per example, in example order (matched by id); missing ones are refused
+    unless ``allow_missing`` (then they are None and score as wrong)."""
+    by_id = {str(p.id): p for p in predictions}
+    ordered = [by_id.get(str(e.id)) for e in examples]
+    missing = [e.id for e, p in zip(examples, ordered) if p is None]
+    if missing and not allow_missing:
+        raise PluginError(f"{task.name}: no prediction for example id {missing[0]!r} "
+                          f"({len(missing)} of {len(examples)} missing)")
+    return ordered
+
+
+def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, decode: Decode | None
+                    ) -> list[Prediction]:
+    """Predict, apply the task's decode step, and insist on one prediction per example, in order."""
+    if not examples:
+        return []
+    predictions = list(learner.predict(examples))
+    if len(predictions) != len(examples):
+        raise PluginError(f"{task.name}: the model returned {len(predictions)} predictions for "
+                          f"{len(examples)} examples")
+    return decode_and_align(task, examples, predictions, decode)  # type: ignore[return-value]
+
+
+def decode_and_align(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction],
+                     decode: Decode | None) -> list[Prediction | None]:
+    decoded = list(decode(examples, predictions)) if decode else list(predictions)
+    return align(task, examples, decoded)
+
+
+def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None],
+          settings: Mapping[str, Any] | None = None, context: RunContext | None = None
+          ) -> dict[str, float]:
+    """All of the task's metrics merged into one mapping of totals."""
+    return score_detailed(kernel, task, examples, predictions, settings, context).totals  # type: ignore[return-value]
+
+
+def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
+                   predictions: Sequence[Prediction | None], settings: Mapping[str, Any] | None = None,
+                   context: RunContext | None = None) -> MetricResult:
+    """Totals and per-example values of every metric of the task (empty without gold)."""
+    totals: dict[str, float] = {}
+    per_example: dict[str, Sequence[float | None]] = {}
+    if not any(gold_of(e) is not None for e in examples):
+        return MetricResult(totals, per_example)
+    for name in task.metrics:
+        spec = kernel.metric(name)
+        kwargs: dict[str, Any] = {}
+        if spec.settings:
+            kwargs["settings"] = {s.name: (settings or {}).get(s.name, s.default) for s in spec.settings}
+        if spec.uses_model:
+            kwargs["context"] = context
+        result = resolve(spec.compute)(examples, predictions, **kwargs)
+        if isinstance(result, MetricResult):
+            totals.update(result.totals)
+            per_example.update(result.per_example)
+        else:
+            totals.update(result)
+    return MetricResult(totals, per_example)
+
+
+def dev_scorer(kernel: Kernel, task: TaskSpec, dev: Sequence[Example], decode: Decode | None,
+               settings: Mapping[str, Any]) -> Callable[[Sequence[Prediction]], dict[str, float]]:
+    """``context.score``: decode and score dev predictions exactly as the final scores are."""
+
+    def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
+        return score(kernel, task, dev, decode_and_align(task, dev, predictions, decode), settings)
+
+    return score_dev

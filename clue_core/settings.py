@@ -1,0 +1,222 @@
+"""Declared settings: merge the layers, convert each value once, reject what nobody reads.
+
+Every spec that reads settings declares them (:class:`~clue_core.specs.Setting`). For one
+task and one model the layers are, lowest first::
+
+    declared default < task recommendation < model recommendation (by kind, then "*")
+    < model recipe for this task < the task's override for this model
+    < config file [settings] < config file [task.NAME] < --set
+
+A plugin's value only reaches settings that some spec of the run declares (a task's
+``learning_rate`` does not reach a model without one); a key the *user* supplied that no
+spec declares is an error with a did-you-mean. Keys under ``<name>.`` belong to the model
+named by a ``names_model`` setting (``judge.base_url``) and are checked against that
+model's declarations. Each resolved value remembers where it came from, for ``--dry-run``
+and ``clue-core info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clue_core.errors import ClueError
+from clue_core.specs import ModelSpec, Setting, TaskSpec
+
+#: Run control: typed fields of the run context, never settings (``--seed``, not ``--set seed=``).
+RUN_CONTROL = {
+    "seed": "--seed N (or seed = N at the top of the config file)",
+    "resume": "--resume",
+    "output_dir": "--output-dir",
+    "primary_metric": "the task's primary metric (fixed by the task)",
+    "rank": "the launcher (torchrun / accelerate launch)",
+    "world_size": "the launcher (torchrun / accelerate launch)",
+    "task": "the TASK arguments",
+    "limit": "--limit N",
+}
+
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+class SettingError(ClueError):
+    """A setting the user gave is unknown or has a value its declaration does not allow."""
+
+
+def convert(setting: Setting, value: Any, where: str) -> Any:
+    """``value`` as the declared type, within the declared bounds, or one clear error.
+
+    Values from ``--set`` arrive as JSON when they parse (``7``, ``true``) and as strings
+    otherwise (``1e-4`` parses as JSON too); config files give native types.
+    """
+    name = f"setting '{setting.name}' ({where})"
+    if isinstance(value, str) and value in setting.also:
+        return value
+    converted = _as_type(setting.type, value)
+    if converted is _INVALID:
+        also = "".join(f" or {v!r}" for v in setting.also)
+        raise SettingError(f"{name}: expected {_TYPE_WORDS.get(setting.type, setting.type.__name__)}{also}, "
+                           f"got {value!r}")
+    if setting.choices and converted not in setting.choices:
+        raise SettingError(f"{name}: expected one of {', '.join(map(repr, setting.choices))}, got {value!r}")
+    if setting.type in (int, float):
+        if setting.minimum is not None and converted < setting.minimum:
+            raise SettingError(f"{name}: must be at least {setting.minimum}, got {value!r}")
+        if setting.maximum is not None and converted > setting.maximum:
+            raise SettingError(f"{name}: must be at most {setting.maximum}, got {value!r}")
+        if setting.above is not None and converted <= setting.above:
+            raise SettingError(f"{name}: must be greater than {setting.above}, got {value!r}")
+    return converted
+
+
+_INVALID = object()
+
+
+def _as_type(kind: type, value: Any) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        return _INVALID
+    if kind is int:
+        if isinstance(value, bool):
+            return _INVALID
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                return _INVALID
+        return _INVALID
+    if kind is float:
+        if isinstance(value, bool):
+            return _INVALID
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                return _INVALID
+        return _INVALID
+    if kind is str:
+        return value if isinstance(value, str) else _INVALID
+    return value if isinstance(value, kind) else _INVALID
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One source of values: its name for ``--dry-run`` and whether the user wrote it."""
+
+    source: str
+    values: Mapping[str, Any]
+    user: bool = False
+
+
+@dataclass
+class ResolvedSettings:
+    """The settings of one task's run: value and source of every declared name.
+
+    Names are flat (``learning_rate``) or namespaced for an inner model
+    (``judge.base_url``).
+    """
+
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    declared: dict[str, Setting] = field(default_factory=dict)
+
+    def only(self, settings: Iterable[Setting], namespace: str = "") -> dict[str, Any]:
+        """The values of exactly these declarations: what one step receives."""
+        prefix = f"{namespace}." if namespace else ""
+        return {s.name: self.values[prefix + s.name] for s in settings}
+
+    def flagged(self, flag: str) -> dict[str, Any]:
+        """Values whose declaration sets ``schedule``, ``cache_key`` or ``report``."""
+        return {name: self.values[name] for name, s in self.declared.items() if getattr(s, flag)}
+
+    def rows(self) -> list[tuple[str, Any, str]]:
+        """``(name, value, source)`` in name order, for ``--dry-run`` and ``info``."""
+        return [(name, self.values[name], self.sources[name]) for name in sorted(self.values)]
+
+
+def declarations_of(task: TaskSpec, model: ModelSpec, metric_settings: Sequence[Setting] = ()) -> list[Setting]:
+    """Every setting a run of ``task`` with ``model`` reads: the task's, its decode step's,
+    its metrics' and the model's."""
+    return [*task.settings, *task.decode_settings, *metric_settings, *model.settings]
+
+
+def merge_declarations(settings: Iterable[Setting], where: str) -> dict[str, Setting]:
+    """One declaration per name; two steps declaring one name must agree on its type."""
+    merged: dict[str, Setting] = {}
+    for setting in settings:
+        known = merged.get(setting.name)
+        if known is not None and (known.type is not setting.type or known.default != setting.default):
+            raise ClueError(f"{where}: setting '{setting.name}' is declared twice with different types or defaults")
+        merged.setdefault(setting.name, setting)
+    return merged
+
+
+def plugin_layers(task: TaskSpec, model: ModelSpec, model_name: str) -> list[Layer]:
+    """The plugin-supplied layers, lowest first (see the module docstring)."""
+    layers = [Layer(f"task {task.name}", task.recommendations)]
+    by_kind = model.recommendations
+    if "*" in by_kind:
+        layers.append(Layer(f"model {model.name}", by_kind["*"]))
+    if task.kind in by_kind:
+        layers.append(Layer(f"model {model.name} ({task.kind})", by_kind[task.kind]))
+    if task.name in model.recipes:
+        layers.append(Layer(f"model {model.name} recipe for {task.name}", model.recipes[task.name]))
+    for key in dict.fromkeys((model.name, model_name)):
+        if key in task.model_recommendations:
+            layers.append(Layer(f"task {task.name} for {key}", task.model_recommendations[key]))
+    return layers
+
+
+def resolve(
+    declared: Mapping[str, Setting],
+    layers: Sequence[Layer],
+    *,
+    nested: Mapping[str, Mapping[str, Setting]] | None = None,
+) -> ResolvedSettings:
+    """Merge ``layers`` over the declared defaults; see the module docstring.
+
+    ``nested`` maps a namespace (``"judge"``) to the declarations of the model it names.
+    A user key that nothing declares is an error; a plugin key that nothing declares is
+    simply not used.
+    """
+    nested = nested or {}
+    resolved = ResolvedSettings()
+    everything: dict[str, Setting] = dict(declared)
+    for namespace, settings in nested.items():
+        everything.update({f"{namespace}.{name}": s for name, s in settings.items()})
+    for name, setting in everything.items():
+        resolved.values[name] = setting.default
+        resolved.sources[name] = "default"
+        resolved.declared[name] = setting
+    for layer in layers:
+        for key, value in layer.values.items():
+            if key not in everything:
+                if layer.user:
+                    raise unknown_setting(key, everything, layer.source)
+                continue
+            resolved.values[key] = convert(everything[key], value, layer.source)
+            resolved.sources[key] = layer.source
+    return resolved
+
+
+def unknown_setting(key: str, known: Iterable[str], source: str) -> SettingError:
+    """The one-line error for a key nothing declares, with a did-you-mean or a run-control hint."""
+    from clue_core.kernel import did_you_mean
+
+    if key in RUN_CONTROL:
+        return SettingError(f"'{key}' ({source}) is run control, not a setting: use {RUN_CONTROL[key]}")
+    return SettingError(f"unknown setting '{key}' ({source}){did_you_mean(key, known)}; "
+                        f"'clue-core run … --dry-run' lists the settings this run reads")
