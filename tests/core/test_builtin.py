@@ -16,13 +16,16 @@ from clue_core.examples import Prediction as P
 from clue_core.examples import SpanExample
 from clue_core.jsonio import field, iter_jsonl
 from clue_core.metrics import accuracy, macro_f1
+from clue_core.plugin import RunContext, Setting, TaskSpec, TestVersion
 from clue_core.writers import read_json_object, read_jsonl_labels, write_json_object, write_jsonl_labels
 
 
 def test_accuracy_counts_missing_predictions_as_wrong_and_skips_unlabelled():
     examples = [C(0, "a", label="x"), C(1, "b", label="y"), C(2, "c", label="x"), C(3, "d")]
     predictions = [P(0, "x"), P(1, "x"), None, P(3, "y")]
-    assert accuracy(examples, predictions) == {"accuracy": pytest.approx(100 / 3)}
+    result = accuracy(examples, predictions)
+    assert result.totals == {"accuracy": pytest.approx(100 / 3)}
+    assert result.per_example == {"accuracy": [100.0, 0.0, 0.0, None]}  # for bootstrap intervals
 
 
 def test_macro_f1_by_hand():
@@ -34,7 +37,7 @@ def test_macro_f1_by_hand():
 
 def test_accuracy_on_choice_indices():
     examples = [M("q1", "c", "q", ("a", "b"), label=1), M("q2", "c", "q", ("a", "b", "c"), label=2)]
-    assert accuracy(examples, [P("q1", 1), P("q2", 0)]) == {"accuracy": 50.0}
+    assert accuracy(examples, [P("q1", 1), P("q2", 0)]).totals == {"accuracy": 50.0}
 
 
 def test_jsonl_writer_round_trip_keeps_id_types_and_order(tmp_path):
@@ -91,13 +94,14 @@ def test_iter_jsonl_reports_line_and_field(tmp_path):
 
 def test_baseline_majority_first_sentence_and_saved_state(tmp_path):
     learner = BaselineLearner("t", "classification", ("a", "b"))
-    learner.fit([C(0, "x", label="b"), C(1, "y", label="b"), C(2, "z", label="a")], [], {}, Path(), lambda p: {})
+    context = RunContext(task=TaskSpec("t", "classification", "d", "m:r"))
+    learner.fit([C(0, "x", label="b"), C(1, "y", label="b"), C(2, "z", label="a")], [], context)
     assert [p.value for p in learner.predict([C(9, "q")])] == ["b"]
     learner.save(tmp_path)
     assert BaselineLearner.load(tmp_path).majority == "b"
     assert first_sentence("第一句。第二句。") == "第一句。"
     mc = BaselineLearner("t", "multiple_choice")
-    mc.fit([M(0, "c", "q", ("a", "b", "c", "d"), label=3)], [], {}, Path(), lambda p: {})
+    mc.fit([M(0, "c", "q", ("a", "b", "c", "d"), label=3)], [], context)
     assert mc.predict([M(1, "c", "q", ("a", "b"))])[0].value == 0  # index 3 does not exist here
 
 
@@ -118,20 +122,19 @@ def test_a_damaged_saved_baseline_is_one_clear_error(tmp_path, content, message)
         BaselineLearner.load(tmp_path)
 
 
-def test_spec_records_are_frozen_values():
-    from clue_core.specs import FrozenRecordError, TaskSpec, TestVersion
+def test_specs_are_frozen_slotted_values():
+    import dataclasses
 
     spec = TaskSpec("t", "classification", "d", "m:r", labels=("a",))
     same = TaskSpec(name="t", kind="classification", description="d", reader="m:r", labels=("a",))
-    assert spec == same and spec != spec.replace(name="u")
-    assert spec.hyperparameters == {} and spec.hyperparameters is not same.hyperparameters  # fresh per instance
+    assert spec == same and spec != dataclasses.replace(spec, name="u")
+    assert spec.recommendations == {} and spec.recommendations is not same.recommendations  # fresh per instance
     assert hash(TestVersion("1.1", "test", "f.json")) == hash(TestVersion("1.1", "test", "f.json"))
-    with pytest.raises(FrozenRecordError):
-        spec.name = "changed"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.name = "changed"  # type: ignore[misc]
+    assert not hasattr(spec, "__dict__")  # slots
     with pytest.raises(TypeError, match="unexpected keyword argument 'nmae'"):
-        TaskSpec(nmae="t", kind="classification", description="d", reader="m:r")
-    with pytest.raises(TypeError, match="missing required argument 'reader'"):
-        TaskSpec("t", "classification", "d")
-    assert spec.replace(test_versions=(TestVersion("1.1", "test", "f.json"),)).as_dict()["test_versions"] == [
-        {"version": "1.1", "split": "test", "submission_file": "f.json"}]
-    assert "name='t'" in repr(spec)
+        TaskSpec(nmae="t", kind="classification", description="d", reader="m:r")  # type: ignore[call-arg]
+    with_test = dataclasses.replace(spec, test_versions=(TestVersion("1.1", "test", "f.json"),))
+    assert with_test.as_dict()["test_versions"] == [{"version": "1.1", "split": "test", "submission_file": "f.json"}]
+    assert Setting("n", int, 1, "h").as_dict()["type"] == "int"

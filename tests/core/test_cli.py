@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from clue_core.plugin import hookimpl
+
 from clue_core.hookspecs import hookimpl
 
 TASK = "review-sentiment"
@@ -56,7 +58,7 @@ def test_run_writes_a_complete_run_directory(sample_run):
     manifest = json.loads((sample_run / "manifest.json").read_text())
     assert manifest["status"] == "complete"
     assert manifest["plugins"]["clue-example-plugin"]["version"] == "0.1.0"
-    assert manifest["seed"] == 42 and manifest["config"]["learning_rate"] == 1e-4
+    assert manifest["seed"] == 42 and manifest["settings"] == {}  # the baseline reads no settings
     assert manifest["data"]["source"] == "sample"
     assert all(len(digest) == 64 for digest in manifest["data"]["files"].values())
     assert len(manifest["data"]["files"]) == 3
@@ -85,16 +87,33 @@ def test_run_refuses_to_overwrite_and_overwrites_when_asked(run_cli, sample_run)
     assert json.loads((sample_run / "manifest.json").read_text())["seed"] == 7
 
 
-def test_dry_run_writes_nothing_and_shows_resolved_settings(run_cli, tmp_path):
+def test_dry_run_writes_nothing_and_shows_resolved_settings(run_cli, isolated_kernel, tmp_path):
+    import clue_example_plugin.hooks as example_hooks
+
+    from tests.core.test_runner import MODEL
+
+    class Model:
+        @hookimpl
+        def clue_models(self):
+            return [MODEL]
+
+    isolated_kernel.register(example_hooks, "example")
+    isolated_kernel.register(Model(), "model")
     config = tmp_path / "run.toml"
-    config.write_text('model = "baseline"\n[hyperparameters]\nepochs = 9\n[task.review-sentiment]\nbatch_size = 4\n')
+    config.write_text('model = "m:x"\nseed = 5\n[settings]\nepochs = 9\n[task.review-sentiment]\nbatch_size = 4\n')
     result = run_cli("run", TASK, "--config", config, "--sample", "--set", "epochs=11", "--dry-run", "--json",
-                     "-o", tmp_path / "out")
+                     "-o", tmp_path / "out", kernel=isolated_kernel)
     plan = json.loads(result.output)[0]
-    assert plan["hyperparameters"]["epochs"] == 11  # flag beats file
-    assert plan["hyperparameters"]["batch_size"] == 4  # per-task table beats task default
-    assert plan["hyperparameters"]["learning_rate"] == 1e-4  # task default
+    settings = {row["name"]: (row["value"], row["source"]) for row in plan["settings"]}
+    assert settings["epochs"] == (11, "--set")  # flag beats file
+    assert settings["batch_size"] == (4, f"config file {config} [task.review-sentiment]")  # per-task table
+    assert settings["max_length"] == (64, "task review-sentiment")  # the task's recommendation
+    assert settings["learning_rate"] == (2.0, "model m")  # the model's beats the task's
+    assert plan["seed"] == 5  # seed in the config file, as --seed would give it
     assert not (tmp_path / "out").exists()
+    text = run_cli("run", TASK, "--config", config, "--sample", "--dry-run", "--seed", "8", "-o", tmp_path / "o",
+                   kernel=isolated_kernel).output
+    assert "seed: 8" in text and "epochs = 9  (config file" in text
 
 
 def test_no_train_predicts_with_a_saved_model(run_cli, sample_run, tmp_path):

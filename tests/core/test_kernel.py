@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 from pathlib import Path
 
 import pytest
 
-from clue_core import builtin, discovery
+from clue_core import builtin
 from clue_core.errors import PluginError, UnknownNameError
-from clue_core.examples import CLASSIFICATION
-from clue_core.hookspecs import hookimpl
 from clue_core.kernel import Kernel
-from clue_core.specs import MetricSpec, TaskSpec
+from clue_core.plugin import CLASSIFICATION, MetricSpec, TaskSpec, hookimpl
 
 
 def toy_task(name: str = "toy") -> TaskSpec:
@@ -127,12 +126,14 @@ def fake_entry_points(monkeypatch, tmp_path: Path, modules: dict[str, str]) -> N
     lines = ["[clue_core]"] + [f"{name} = {module}" for name, module in modules.items()]
     (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    original = discovery.entry_points
+    import importlib.metadata
 
-    def only_fakes(group):
-        return [p for p in original(group) if p.distribution == "fake-plugins"]
+    original = importlib.metadata.entry_points
 
-    monkeypatch.setattr(discovery, "entry_points", only_fakes)
+    def only_fakes(**selection):
+        return [p for p in original(**selection) if p.dist is not None and p.dist.name in ("fake-plugins", "clue-core")]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", only_fakes)
 
 
 def test_entry_point_import_error_and_disabled_plugin(monkeypatch, tmp_path):
@@ -151,8 +152,8 @@ def test_entry_point_import_error_and_disabled_plugin(monkeypatch, tmp_path):
     for name in ("fake_good", "fake_broken", "fake_never"):
         sys.modules.pop(name, None)
     kernel = Kernel(strict=False, disabled={"mm-never"})
-    assert [p.name for p in kernel.plugins] == ["aa-broken", "mm-never", "zz-good"]  # deterministic order
-    broken, never, good = kernel.plugins
+    assert [p.name for p in kernel.plugins] == ["builtin", "aa-broken", "mm-never", "zz-good"]  # built-in first
+    _, broken, never, good = kernel.plugins
     assert broken.status == "error" and "a_module_that_does_not_exist" in broken.error
     assert never.status == "disabled" and "fake_never" not in sys.modules
     assert good.status == "ok" and good.distribution == "fake-plugins" and good.version == "1.2.3"
@@ -177,7 +178,7 @@ def test_model_resolution_family_saved_directory_and_errors(tmp_path):
     class Family:
         @hookimpl
         def clue_models(self):
-            from clue_core.specs import ModelSpec
+            from clue_core.plugin import ModelSpec
 
             return [ModelSpec("hf", "x:y", (CLASSIFICATION,), "family", family=True),
                     ModelSpec("hf:hfl/rbt3", "x:y", (CLASSIFICATION,), "catalogue entry")]
@@ -206,3 +207,53 @@ def test_plugin_can_be_a_module():
     module.clue_tasks = clue_tasks
     kernel = kernel_with(("mod", module))
     assert "from-module" in kernel.tasks
+
+
+# -- spec checks after loading -------------------------------------------------------------
+
+
+def plugin_returning(**changes):
+    class Plugin:
+        @hookimpl
+        def clue_tasks(self):
+            return [toy_task("good-task"), dataclasses.replace(toy_task("checked"), **changes)]
+
+    return Plugin()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"writer": "jsonl_label"}, "unknown writer 'jsonl_label'; did you mean 'jsonl_labels'"),
+        ({"metrics": ("acuracy",)}, "unknown metric 'acuracy'; did you mean 'accuracy'?"),
+        ({"primary_metric": "f1"}, "primary metric 'f1' is not produced by its metrics"),
+        ({"kind": "regression"}, "unknown kind 'regression'"),
+        ({"labels": ["a", "b"]}, "field labels must be a tuple"),
+        ({"reader": "not a reference"}, "reader must be 'module:attr'"),
+        ({"sample": "clue_core:no/such/folder"}, "sample folder 'clue_core:no/such/folder' does not exist"),
+        ({"decode_settings": ("x",)}, "must be Setting records"),
+    ],
+)
+def test_a_bad_spec_is_dropped_with_its_problem_on_the_plugin_row(changes, message):
+    kernel = kernel_with(("plugin", plugin_returning(**changes)))
+    info = row(kernel, "plugin")
+    assert info.status == "error"
+    assert "task 'checked' dropped" in info.error and message in info.error
+    assert "checked" not in kernel.tasks
+    assert "good-task" in kernel.tasks and info.provides["tasks"] == ["good-task"]
+
+
+def test_a_spec_checks_in_strict_mode_raise():
+    kernel = Kernel(entrypoints=False, strict=True, disabled=())
+    kernel.register(builtin, "builtin")
+    with pytest.raises(PluginError, match="unknown writer"):
+        kernel.register(plugin_returning(writer="nope"), "plugin")
+
+
+def test_prompt_template_fields_and_verbalizers_are_checked():
+    from clue_core.plugin import Prompt
+
+    kernel = kernel_with(("plugin", plugin_returning(prompt=Prompt("判断", "{context}", {"a": "甲"}))))
+    error = row(kernel, "plugin").error
+    assert "uses {context}, which classification examples do not have" in error
+    assert "verbalizers miss labels b" in error
