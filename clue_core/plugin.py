@@ -11,7 +11,7 @@ this module stays cheap.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clue_core.context import Learner, RunContext, is_main_process
 from clue_core.errors import ClueError, DataError, InputError
@@ -41,6 +41,11 @@ from clue_core.specs import (
     TaskSpec,
     TestVersion,
 )
+
+if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
+    from clue_core.atomic import write_json, write_jsonl
+    from clue_core.data import find_file
+    from clue_core.jsonio import field, iter_jsonl, read_json
 
 _LAZY = {
     "find_file": "clue_core.data",

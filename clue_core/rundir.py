@@ -147,10 +147,7 @@ class RunLock:
                     if echo:
                         who = f"process {holder.get('pid')}" if holder else "an unreadable holder"
                         echo(f"removed a stale lock on {self.final} left by {who}, which is no longer running")
-                    try:
-                        self.path.unlink()
-                    except FileNotFoundError:
-                        pass
+                    self.path.unlink(missing_ok=True)
                     continue
                 self.held = True
                 return
@@ -177,7 +174,4 @@ class RunLock:
     def release(self) -> None:
         if self.held:
             self.held = False
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
+            self.path.unlink(missing_ok=True)

@@ -10,6 +10,7 @@ behind; an interrupted one leaves its staging folder for ``--resume``.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import random
 import shutil
@@ -288,10 +289,8 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
 def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
     for lock in locks:
         lock.release()
-    try:
+    with contextlib.suppress(OSError):  # only an empty folder this run created goes
         output_dir.rmdir()
-    except OSError:
-        pass
 
 
 def _finished_result(plan: TaskPlan) -> TaskResult:
@@ -491,7 +490,7 @@ def describe_data(task: TaskSpec, request: RunRequest) -> str:
 
 def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
     """What ``run`` would do, with every setting's value and source; reads and writes nothing."""
-    model, argument, output_dir, plans = plan_run(kernel, request)
+    model, argument, _, plans = plan_run(kernel, request)
     return [{
         "task": plan.task.name,
         "model": model.name if argument is None else f"{model.name} ({argument})",

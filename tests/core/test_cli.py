@@ -10,8 +10,6 @@ import pytest
 
 from clue_core.plugin import hookimpl
 
-from clue_core.hookspecs import hookimpl
-
 TASK = "review-sentiment"
 SUBMISSION = "review_sentiment_predict.json"
 
@@ -89,7 +87,6 @@ def test_run_refuses_to_overwrite_and_overwrites_when_asked(run_cli, sample_run)
 
 def test_dry_run_writes_nothing_and_shows_resolved_settings(run_cli, isolated_kernel, tmp_path):
     import clue_example_plugin.hooks as example_hooks
-
     from tests.core.test_runner import MODEL
 
     class Model:

@@ -102,12 +102,14 @@ def test_settings_precedence_and_sources(isolated_kernel):
 @pytest.mark.parametrize(
     ("where", "message"),
     [
-        ({"overrides": {"lerning_rate": "1e-4"}}, "unknown setting 'lerning_rate' (--set); did you mean 'learning_rate'?"),
+        ({"overrides": {"lerning_rate": "1e-4"}},
+         "unknown setting 'lerning_rate' (--set); did you mean 'learning_rate'?"),
         ({"settings": {"lerning_rate": 1e-4}}, "unknown setting 'lerning_rate' (config file run.toml [settings])"),
         ({"task_settings": {"decoded": {"epoks": 2}}}, "unknown setting 'epoks' (config file run.toml [task.decoded])"),
         ({"overrides": {"seed": "7"}}, "'seed' (--set) is run control, not a setting: use --seed"),
         ({"overrides": {"epochs": "two"}}, "setting 'epochs' (--set): expected an integer, got 'two'"),
-        ({"settings": {"learning_rate": True}}, "setting 'learning_rate' (config file run.toml [settings]): expected a number"),
+        ({"settings": {"learning_rate": True}},
+         "setting 'learning_rate' (config file run.toml [settings]): expected a number"),
         ({"task_settings": {"afqmc": {"epochs": 2}}}, "[task.afqmc] names a task that is not in this run"),
     ],
 )
