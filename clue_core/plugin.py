@@ -4,28 +4,16 @@ A plugin's hook module builds specs with the names below and marks its hooks wit
 ``@hookimpl``; its reader, learner and metric modules use the example types, the
 reading helpers and the errors. Nothing else of the kernel is a contract.
 
-Reading and writing helpers (``find_file``, ``read_json``, ``iter_jsonl``, ``field``,
-``write_json``, ``write_jsonl``) are imported on first use, so a hook module that imports
-this module stays cheap.
+The example types, the run context and the reading and writing helpers (``find_file``,
+``read_json``, ``iter_jsonl``, ``field``, ``write_json``, ``write_jsonl``) are imported on
+first use, so a hook module that imports this module to build specs stays cheap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clue_core.context import Learner, RunContext, is_main_process
 from clue_core.errors import ClueError, DataError, InputError
-from clue_core.examples import (
-    ClassificationExample,
-    Example,
-    ExampleId,
-    MetricResult,
-    MultipleChoiceExample,
-    OpenQuestionExample,
-    Prediction,
-    SpanExample,
-    SplitData,
-)
 from clue_core.hookspecs import hookimpl
 from clue_core.kernel import MODEL_FILE
 from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
@@ -44,10 +32,25 @@ from clue_core.specs import (
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
     from clue_core.atomic import write_json, write_jsonl
+    from clue_core.context import Learner, RunContext, is_main_process
     from clue_core.data import find_file
+    from clue_core.examples import (
+        ClassificationExample,
+        Example,
+        ExampleId,
+        MetricResult,
+        MultipleChoiceExample,
+        OpenQuestionExample,
+        Prediction,
+        SpanExample,
+        SplitData,
+    )
     from clue_core.jsonio import field, iter_jsonl, read_json
 
 _LAZY = {
+    **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
+                     "OpenQuestionExample", "Prediction", "SpanExample", "SplitData"), "clue_core.examples"),
+    **dict.fromkeys(("Learner", "RunContext", "is_main_process"), "clue_core.context"),
     "find_file": "clue_core.data",
     "read_json": "clue_core.jsonio",
     "iter_jsonl": "clue_core.jsonio",

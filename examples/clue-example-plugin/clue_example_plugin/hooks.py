@@ -6,7 +6,7 @@ needs the data. Everything comes from the one public module, ``clue_core.plugin`
 
 from __future__ import annotations
 
-from clue_core.plugin import CLASSIFICATION, Prompt, TaskSpec, TestVersion, hookimpl
+from clue_core.plugin import Prompt, TaskSpec, TestVersion, hookimpl
 
 
 @hookimpl
@@ -14,7 +14,7 @@ def clue_tasks() -> list[TaskSpec]:
     return [
         TaskSpec(
             name="review-sentiment",
-            kind=CLASSIFICATION,
+            kind="classification",
             description="Is a short product review positive or negative? (example plugin)",
             reader="clue_example_plugin.reader:read",
             labels=("negative", "positive"),

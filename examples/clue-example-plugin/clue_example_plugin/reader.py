@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clue_core.plugin import ClassificationExample, SplitData, TaskSpec, field, find_file, iter_jsonl
+from clue_core.plugin import ClassificationExample, SplitData, TaskSpec, field, iter_jsonl
 
 
 def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
-    path = find_file(data_dir, f"{split}.json")
+    path = Path(data_dir) / f"{split}.json"  # a missing file is reported by iter_jsonl, naming it
     examples, where = [], []
     for line, record in iter_jsonl(path):
         examples.append(ClassificationExample(
