@@ -26,6 +26,7 @@ from clue_core.plugin import (
     TaskSpec,
     write_json,
 )
+
 _SENTENCE_END = re.compile(r"[。！？!?；;]")
 
 

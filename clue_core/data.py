@@ -1,56 +1,56 @@
 """Where a task's files come from: bundled samples, the user's folder or zip, or the cache.
 
-Official archives are downloaded into ``clue_home()/downloads/`` (resumable, verified
-against the sizes and checksums the task plugin declares) and unpacked into
-``clue_home()/data/<task>/``. Every step writes to a temporary name first and renames
-into place, so an interrupted download or extraction never leaves something that later
-looks complete. Every failure is a :class:`DataError` with one line the CLI can print.
+Official archives are downloaded (:mod:`clue_core.download`) into
+``clue_home()/downloads/`` and unpacked (:mod:`clue_core.archive`) into
+``clue_home()/data/<task>/``; a user's own zip (``--data-dir x.zip``) is unpacked into
+``clue_home()/extracted/<sha256>/``. This module decides which folder a task reads, keeps
+processes from doing the same work at once, and words failures for the user: every one
+is a :class:`DataError` with one line the CLI can print, and a failure to write under the
+cache names the cache (and ``$CLUE_HOME``), since that is what the user can change.
 
-Stdlib only (plus click for the progress bar, imported when drawn): the CLI imports this
-module for ``clue-core list``, which must stay fast.
+Files unpacked from a user's zip are the user's files: :func:`display_path` and
+:func:`describe_input_error` show them as ``<their zip>:<member>`` rather than as the
+cache copy nobody knows about.
+
+Stdlib only: the CLI imports this module for ``clue-core list``, which must stay fast.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.resources
 import os
-import re
-import shutil
-import stat
-import sys
-import tempfile
-import time
-import urllib.parse
-import uuid
 import zipfile
-import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from clue_core import __version__
-from clue_core.errors import DataError
-from clue_core.specs import DataSource, TaskSpec
+from clue_core.archive import JUNK_NAMES, JUNK_PARTS, is_junk, safe_extract
+from clue_core.download import BACKOFF_SECONDS, DATA_URL_ENV, download_source, file_digests, source_urls
+from clue_core.errors import DataError, InputError
 
-JUNK_PARTS = ("__MACOSX",)
-JUNK_NAMES = (".DS_Store",)
+if TYPE_CHECKING:
+    from clue_core.specs import TaskSpec
 
-DATA_URL_ENV = "CLUE_DATA_URL"
-"""A base URL that replaces the official host; the archive's filename is appended."""
-
-CHUNK_SIZE = 1 << 16
-TIMEOUT_SECONDS = 30.0
-BACKOFF_SECONDS = 1.0
-"""The wait before the first retry; it doubles after each failed attempt (tests set 0)."""
-
-TRANSIENT_HTTP_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-USER_AGENT = f"clue-core/{__version__} (+python-urllib)"
-
-
-def is_junk(path: Path) -> bool:
-    """Archive debris (macOS resource forks, Finder files) that readers must ignore."""
-    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
+__all__ = [
+    "BACKOFF_SECONDS",  # re-exported for old callers; set clue_core.download.BACKOFF_SECONDS to change it
+    "DATA_URL_ENV",
+    "JUNK_NAMES",
+    "JUNK_PARTS",
+    "cached_task_dir",
+    "clue_home",
+    "describe_input_error",
+    "display_path",
+    "download_source",
+    "ensure_task_data",
+    "file_checksums",
+    "find_file",
+    "is_junk",
+    "resolve_task_data",
+    "safe_extract",
+    "sample_dir",
+    "source_urls",
+]
 
 
 def find_file(root: Path, name: str, *, required: bool = True) -> Path | None:
@@ -69,7 +69,7 @@ def find_file(root: Path, name: str, *, required: bool = True) -> Path | None:
     if matches:
         return matches[0]
     if required:
-        raise DataError(f"{root}: no file named {name!r} (looked in all sub-folders)")
+        raise DataError(f"{display_path(root)}: no file named {name!r} (looked in all sub-folders)")
     return None
 
 
@@ -92,34 +92,6 @@ def sample_dir(task: TaskSpec) -> Path:
     return path
 
 
-# --------------------------------------------------------------------------- checksums
-
-
-def _digests(path: Path, algorithms: Iterable[str]) -> dict[str, str]:
-    """Hash a file once for several algorithms (archives can be 140 MB; read them once)."""
-    hashers = {name: hashlib.new(name) for name in algorithms}
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            for hasher in hashers.values():
-                hasher.update(chunk)
-    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
-
-
-def _verification_problem(path: Path, *, size: int | None, sha256: str | None, md5: str | None) -> str | None:
-    """Describe how ``path`` differs from what was promised, or ``None`` when it matches."""
-    actual_size = path.stat().st_size
-    if size is not None and actual_size != size:
-        return f"size mismatch: expected {size} bytes, got {actual_size}"
-    wanted = {name: value.lower() for name, value in (("sha256", sha256), ("md5", md5)) if value}
-    if not wanted:
-        return None
-    actual = _digests(path, wanted)
-    for name, expected in wanted.items():
-        if actual[name] != expected:
-            return f"{name} mismatch: expected {expected}, got {actual[name]}"
-    return None
-
-
 def file_checksums(paths: Iterable[str | Path]) -> dict[str, str]:
     """sha256 of each file (folders expand to their non-junk files), for the run manifest."""
     result: dict[str, str] = {}
@@ -133,297 +105,49 @@ def file_checksums(paths: Iterable[str | Path]) -> dict[str, str]:
             raise DataError(f"{path}: no such file or folder (cannot compute its checksum)")
         for file in files:
             try:
-                result[str(file)] = _digests(file, ["sha256"])["sha256"]
+                result[str(file)] = file_digests(file, ["sha256"])["sha256"]
             except OSError as exc:
                 raise DataError(f"{file}: cannot read ({exc.strerror})") from None
     return result
 
 
-# --------------------------------------------------------------------------- download
+# --------------------------------------------------------------------------- user zips in messages
+
+_USER_ZIPS: dict[str, Path] = {}
+"""Absolute path of a folder unpacked from a user's zip -> that zip, as the user named it."""
 
 
-class _TransientError(Exception):
-    """A failure worth retrying (dropped connection, 5xx, timeout)."""
+def display_path(path: str | Path) -> str:
+    """``path`` as the user should see it in a message.
 
-
-class _PermanentError(Exception):
-    """A failure retrying the same URL cannot fix (403, 404, a malformed URL)."""
-
-
-def download(
-    url: str,
-    dest: Path,
-    *,
-    size: int | None = None,
-    sha256: str | None = None,
-    md5: str | None = None,
-    retries: int = 3,
-    progress: bool = True,
-) -> Path:
-    """Fetch ``url`` to ``dest`` and verify it; return ``dest``.
-
-    Bytes stream into ``<dest>.part``; an interrupted transfer (in this call or an earlier
-    one) resumes with an HTTP ``Range`` request, or starts over when the server ignores it.
-    Transient failures are retried ``retries`` times with exponential backoff; an attempt
-    that gets further than any before it does not use up a retry. A verified ``dest`` that
-    already exists is returned without a request. When size or checksum do not match,
-    the file is deleted and a :class:`DataError` names the URL, expected and actual value.
+    A file unpacked from a user's ``--data-dir`` zip (in this process) is shown as
+    ``<zip>:<member>``, e.g. ``/home/u/tnews_public.zip:tnews_public/dev.json``, and the
+    unpacked folder itself as the zip; any other path is returned unchanged.
     """
-    dest = Path(dest)
-    if dest.is_file():
-        if _verification_problem(dest, size=size, sha256=sha256, md5=md5) is None:
-            return dest
-        dest.unlink()  # a stale or damaged copy: fetch it again
-    part = dest.with_suffix(dest.suffix + ".part")
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"{dest.parent}: cannot create the download folder ({exc.strerror or exc})") from None
-
-    failures = 0
-    furthest = _size_or_zero(part)
-    while True:
-        try:
-            _fetch_once(url, part, size=size, progress=progress)
-            break
-        except OSError as exc:  # network errors are translated inside; this is the local disk
-            raise DataError(f"{part}: cannot write the download ({exc.strerror or exc})") from None
-        except _PermanentError as exc:
-            raise DataError(f"download {url}: {exc}") from None
-        except _TransientError as exc:
-            reached = _size_or_zero(part)
-            if reached > furthest:
-                furthest = reached
-                failures = 0
-            failures += 1
-            if failures > retries:
-                kept = f" (the {reached} bytes received are kept to resume next time)" if reached else ""
-                raise DataError(f"download {url} failed after {failures} attempts: {exc}{kept}") from None
-            time.sleep(BACKOFF_SECONDS * 2 ** (failures - 1))
-
-    problem = _verification_problem(part, size=size, sha256=sha256, md5=md5)
-    if problem is not None:
-        part.unlink()
-        raise DataError(f"download {url}: {problem}; the file was deleted")
-    os.replace(part, dest)
-    return dest
+    absolute = os.path.abspath(path)
+    for root, zip_path in _USER_ZIPS.items():
+        if absolute == root:
+            return str(zip_path)
+        if absolute.startswith(root + os.sep):
+            return f"{zip_path}:{PurePosixPath(*Path(absolute[len(root) + 1 :]).parts)}"
+    return str(path)
 
 
-def _size_or_zero(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
+def describe_input_error(exc: InputError) -> InputError:
+    """``exc`` naming the user's zip and member instead of the cache copy it was read from.
 
-
-def _fetch_once(url: str, part: Path, *, size: int | None, progress: bool) -> None:
-    """One HTTP request that appends to (or restarts) ``part``; raises on any shortfall."""
-    # Imported here: urllib.request costs more at import than all the rest of this module.
-    import http.client
-    import urllib.error
-    import urllib.request
-
-    offset = _size_or_zero(part)
-    if size is not None and offset > size:
-        part.unlink()  # longer than the real file: it cannot be a prefix of it
-        offset = 0
-    if size is not None and offset == size:
-        return  # already complete; verification decides whether it is right
-    headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
-    try:
-        request = urllib.request.Request(url, headers=headers)
-        response = urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        if exc.code == 416 and offset:
-            part.unlink()  # the server will not continue our partial file: start over
-            raise _TransientError("the server refused to resume (HTTP 416); restarting") from None
-        if exc.code in TRANSIENT_HTTP_STATUS:
-            raise _TransientError(f"HTTP {exc.code} {exc.reason}") from None
-        raise _PermanentError(f"HTTP {exc.code} {exc.reason}") from None
-    except ValueError as exc:  # malformed URL or unknown scheme
-        raise _PermanentError(str(exc)) from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, str) and exc.reason.startswith("unknown url type"):
-            raise _PermanentError(exc.reason) from None
-        raise _TransientError(f"cannot connect: {exc.reason}") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise _TransientError(f"cannot connect: {exc}") from None
-
-    with response:
-        mode = "ab"
-        if offset and response.status != 206:
-            offset, mode = 0, "wb"  # the server ignored Range and sends everything
-        elif offset and not _content_range_starts_at(response.headers.get("Content-Range"), offset):
-            part.unlink()
-            raise _TransientError("the server resumed at the wrong position; restarting")
-        length_header = response.headers.get("Content-Length")
-        expected = int(length_header) if length_header and length_header.isdigit() else None
-        total = offset + expected if expected is not None else size
-        received = 0
-        with part.open(mode) as out, _progress_bar(total, offset, part.name[: -len(".part")], progress) as advance:
-            while True:
-                try:
-                    chunk = response.read(CHUNK_SIZE)
-                except (OSError, http.client.HTTPException) as exc:
-                    raise _TransientError(f"connection lost after {offset + received} bytes ({exc})") from None
-                if not chunk:
-                    break
-                out.write(chunk)  # a full disk is not a network problem: it escapes as OSError
-                received += len(chunk)
-                advance(len(chunk))
-        if expected is not None and received < expected:
-            raise _TransientError(f"connection closed after {offset + received} of {offset + expected} bytes")
-
-
-def _content_range_starts_at(header: str | None, offset: int) -> bool:
-    match = re.match(r"\s*bytes\s+(\d+)-", header or "")
-    return bool(match) and int(match.group(1)) == offset
-
-
-@contextlib.contextmanager
-def _progress_bar(total: int | None, done: int, label: str, enabled: bool) -> Iterator[Callable[[int], object]]:
-    """Yield ``advance(n)``; draws click's bar on stderr when enabled and the size is known."""
-    if not enabled or not total:
-        yield lambda n: None
-        return
-    import click  # only when a bar is drawn
-
-    with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=False, show_percent=True) as bar:
-        if done:
-            bar.update(done)
-        yield bar.update
-
-
-def source_urls(source: DataSource) -> list[str]:
-    """The URLs to try for an archive, in order.
-
-    ``$CLUE_DATA_URL`` replaces them all (a user's own mirror, or a test server), so that
-    nothing is fetched from the official host when it is set.
+    For the runner: wrap reading a task's data with
+    ``except InputError as exc: raise data.describe_input_error(exc) from None`` so a
+    message reads ``/home/u/tnews_public.zip:tnews_public/dev.json:12: ...``. Line, field,
+    record and reason are kept; ``exc`` itself is returned when its file is not from a zip.
     """
-    base = os.environ.get(DATA_URL_ENV, "").strip()
-    if base:
-        return [base.rstrip("/") + "/" + urllib.parse.quote(source.filename)]
-    return [source.url, *source.mirrors]
-
-
-def download_source(source: DataSource, directory: Path, *, progress: bool = True) -> Path:
-    """Download an archive into ``directory``, trying mirrors in turn; return its path."""
-    dest = Path(directory) / source.filename
-    problems = []
-    for url in source_urls(source):
-        try:
-            return download(url, dest, size=source.size, sha256=source.sha256, md5=source.md5, progress=progress)
-        except DataError as exc:
-            problems.append(str(exc))
-    if len(problems) == 1:
-        raise DataError(problems[0])
-    raise DataError(f"could not download {source.filename} from any of {len(problems)} URLs: " + "; ".join(problems))
-
-
-# --------------------------------------------------------------------------- extraction
-
-
-def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
-    """Unpack ``zip_path`` into ``dest_dir`` (replacing it) and return ``dest_dir``.
-
-    Every entry is checked before anything is written: absolute paths, ``..`` components
-    and symlinks are refused. Junk (``__MACOSX/``, ``.DS_Store``, ``._*``) is skipped. The
-    files land in a hidden sibling folder that is renamed into place only when complete,
-    so a corrupt member or an interruption leaves no half-extracted folder behind.
-    """
-    zip_path, dest_dir = Path(zip_path), Path(dest_dir)
-    try:
-        archive = zipfile.ZipFile(zip_path)
-    except FileNotFoundError:
-        raise DataError(f"{zip_path}: no such file") from None
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise DataError(f"{zip_path}: not a readable zip archive (truncated or corrupt?): {exc}") from None
-    with archive:
-        members = _safe_members(zip_path, archive)
-        dest_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest_dir.name}.", suffix=".extracting", dir=dest_dir.parent))
-        try:
-            for info, relative in members:
-                target = staging.joinpath(*relative.parts)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as source, target.open("wb") as out:
-                    shutil.copyfileobj(source, out, CHUNK_SIZE)
-            _move_into_place(staging, dest_dir)
-        except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise DataError(f"{zip_path}: corrupt or truncated zip archive: {exc}") from None
-        except OSError as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise DataError(f"{zip_path}: cannot extract into {dest_dir}: {exc}") from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return dest_dir
-
-
-def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
-    """The entries to extract with their relative paths; refuses the archive on any unsafe entry."""
-    members = []
-    for info in archive.infolist():
-        name = info.filename.replace("\\", "/")
-        if name.startswith("/") or re.match(r"[A-Za-z]:", name):
-            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: absolute path")
-        parts = [part for part in name.split("/") if part not in ("", ".")]
-        if ".." in parts:
-            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: it points outside the target folder")
-        if stat.S_ISLNK(info.external_attr >> 16):
-            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: symbolic link")
-        if not parts:
-            continue
-        relative = PurePosixPath(*parts)
-        if is_junk(Path(relative)):
-            continue
-        members.append((info, relative))
-    if not any(not info.is_dir() for info, _ in members):
-        raise DataError(f"{zip_path}: the archive holds no data files")
-    return members
-
-
-def _move_into_place(staging: Path, dest_dir: Path) -> None:
-    """Rename a finished folder to ``dest_dir``, replacing any previous one."""
-    if dest_dir.exists():
-        retired = dest_dir.with_name(f".{dest_dir.name}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(dest_dir, retired)
-        os.replace(staging, dest_dir)
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
-        os.replace(staging, dest_dir)
+    shown = display_path(exc.path)
+    if shown == exc.path:
+        return exc
+    return InputError(shown, exc.reason, line=exc.line, field=exc.field, record=exc.record)
 
 
 # --------------------------------------------------------------------------- the cache
-
-
-@contextlib.contextmanager
-def _exclusive(name: str) -> Iterator[None]:
-    """Serialise downloads of one archive across processes (e.g. ranks of ``accelerate launch``).
-
-    Lock files live in ``clue_home()/locks`` so that ``downloads/`` only ever holds archives.
-    Without ``fcntl`` (Windows) this does not lock.
-    """
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    lock_dir = clue_home() / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with (lock_dir / f"{name}.lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def cached_task_dir(task: TaskSpec) -> Path:
@@ -438,15 +162,74 @@ def ensure_task_data(task: TaskSpec, *, progress: bool = True) -> Path:
         return folder
     if task.source is None:
         raise DataError(f"task {task.name} has no download source: get its files yourself and pass --data-dir")
-    try:
-        with _exclusive(task.source.filename):
-            if folder.is_dir():  # another process finished while we waited
-                return folder
+    with _writing_cache(), _exclusive(task.source.filename):
+        if not folder.is_dir():  # else another process finished while we waited
             archive = download_source(task.source, clue_home() / "downloads", progress=progress)
             safe_extract(archive, folder)
-    except PermissionError as exc:
-        raise DataError(f"cannot write to the cache {clue_home()} ({exc.strerror}); set CLUE_HOME") from None
     return folder
+
+
+@contextlib.contextmanager
+def _writing_cache() -> Iterator[None]:
+    """Word a failure to write under the cache as such (a full disk is not a bad archive)."""
+    try:
+        yield
+    except OSError as exc:
+        raise _cache_write_error(exc) from None
+    except DataError as exc:
+        if isinstance(exc.__cause__, OSError):  # download and archive chain their write failures
+            raise _cache_write_error(exc.__cause__) from None
+        raise
+
+
+def _cache_write_error(exc: OSError) -> DataError:
+    reason = exc.strerror or str(exc)
+    if os.environ.get("CLUE_HOME"):
+        return DataError(f"cannot write to the data cache $CLUE_HOME ({clue_home()}): {reason}")
+    return DataError(f"cannot write to the data cache {clue_home()}: {reason} (set CLUE_HOME to use another folder)")
+
+
+@contextlib.contextmanager
+def _exclusive(name: str) -> Iterator[None]:
+    """Serialise work on one archive across processes (e.g. ranks of ``accelerate launch``).
+
+    The lock file lives in ``clue_home()/locks`` and its holder deletes it on release, so
+    none are left behind, failed archives included. A process that was waiting and then
+    locks the deleted file sees that the path no longer names it and locks the new one,
+    so deleting never lets two holders in. Without ``fcntl`` (Windows) this does not lock.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock_dir = clue_home() / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    path = lock_dir / f"{name}.lock"
+    while True:
+        handle = path.open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            locked = os.fstat(handle.fileno())
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            handle.close()
+            raise
+        if current is not None and (current.st_dev, current.st_ino) == (locked.st_dev, locked.st_ino):
+            break
+        handle.close()  # we locked a file its holder has deleted: try again
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        handle.close()  # releases the lock
+
+
+# --------------------------------------------------------------------------- choosing the folder
 
 
 def resolve_task_data(
@@ -482,6 +265,7 @@ def resolve_task_data(
 
 def _user_data(task: TaskSpec, path: Path) -> Path:
     """Interpret a user-given ``--data-dir`` (folder, zip, or parent of either)."""
+    hint = ""
     try:
         if not path.exists():
             raise DataError(f"{path}: no such file or folder")
@@ -498,14 +282,17 @@ def _user_data(task: TaskSpec, path: Path) -> Path:
             entry = entries.get(name.lower())
             if entry is not None and entry.is_file():
                 return _extract_user_zip(entry)
-        if _holds_task_files(path, task, entries):
+        is_task_folder, elsewhere = _holds_task_files(path, task)
+        if is_task_folder:
             return path
+        if elsewhere is not None:
+            hint = f"; {elsewhere} is not named after {task.name}: pass it as --data-dir if it is {task.name}'s"
     except PermissionError as exc:
         raise DataError(f"{exc.filename or path}: cannot read ({exc.strerror})") from None
     expected = [f"{name}/" for name in _folder_names(task)] + list(_zip_names(task))
     if task.data_files:
         expected.append("the files " + ", ".join(task.data_files))
-    raise DataError(f"{path}: no {task.name} data here (looked for {' or '.join(expected)})")
+    raise DataError(f"{path}: no {task.name} data here (looked for {' or '.join(expected)}){hint}")
 
 
 def _folder_names(task: TaskSpec) -> tuple[str, ...]:
@@ -522,24 +309,26 @@ def _zip_names(task: TaskSpec) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _holds_task_files(path: Path, task: TaskSpec, entries: dict[str, Path]) -> bool:
-    """Whether ``path`` itself is the task's folder.
+def _holds_task_files(path: Path, task: TaskSpec) -> tuple[bool, Path | None]:
+    """Whether ``path`` itself is the task's folder, and else a sub-folder holding such files.
 
-    A data file found in a sub-folder only counts when that sub-folder is named after
-    the task (``cmnli_public/``) or is the folder's only entry (an archive's wrapper
-    folder), so ``~/clue`` holding just ``tnews/`` is not mistaken for AFQMC's data.
+    It is when a data file lies in it directly, or only in sub-folders named after the task
+    (``cmnli_public/``). Any other sub-folder may be another task's: a parent folder is
+    used for a task only through the task's own folder or zip, so ``~/clue`` holding just
+    ``tnews/`` is not taken for AFQMC's data.
     """
     if not task.data_files:
-        return True
-    single_wrapper = len(entries) == 1
+        return True, None
+    elsewhere = None
     for name in task.data_files:
         found = find_file(path, name, required=False)
         if found is None:
             continue
         between = found.relative_to(path).parts[:-1]
-        if single_wrapper or all(task.name.lower() in part.lower() for part in between):
-            return True
-    return False
+        if all(task.name.lower() in part.lower() for part in between):
+            return True, None
+        elsewhere = elsewhere or found.parent
+    return False, elsewhere
 
 
 def _extract_user_zip(zip_path: Path) -> Path:
@@ -547,13 +336,13 @@ def _extract_user_zip(zip_path: Path) -> Path:
     if zip_path.suffix.lower() != ".zip" and not zipfile.is_zipfile(zip_path):
         raise DataError(f"{zip_path}: expected a folder or a .zip archive, and this is not a zip")
     try:
-        digest = _digests(zip_path, ["sha256"])["sha256"]
+        digest = file_digests(zip_path, ["sha256"])["sha256"]
     except OSError as exc:
         raise DataError(f"{zip_path}: cannot read ({exc.strerror})") from None
     folder = clue_home() / "extracted" / digest
-    if folder.is_dir():
-        return folder
-    with _exclusive(f"extract-{digest}"):
-        if not folder.is_dir():
-            safe_extract(zip_path, folder)
+    if not folder.is_dir():
+        with _writing_cache(), _exclusive(f"extract-{digest}"):
+            if not folder.is_dir():
+                safe_extract(zip_path, folder)
+    _USER_ZIPS[os.path.abspath(folder)] = zip_path
     return folder

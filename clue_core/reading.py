@@ -28,10 +28,15 @@ def read_split(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
     """``task.reader(task, data_dir, split)``, checked; readers may return a plain sequence."""
     if split not in task.readable_splits:
         raise ClueError(f"task {task.name} has no split {split!r} (has: {', '.join(task.readable_splits)})")
-    result = resolve(task.reader)(task, data_dir, split)
-    if not isinstance(result, SplitData):
-        result = SplitData(examples=tuple(result))
-    check_examples(task, result, test=split not in task.splits)
+    from clue_core.data import describe_input_error
+
+    try:
+        result = resolve(task.reader)(task, data_dir, split)
+        if not isinstance(result, SplitData):
+            result = SplitData(examples=tuple(result))
+        check_examples(task, result, test=split not in task.splits)
+    except InputError as exc:  # name the user's zip and member, not the cache copy
+        raise describe_input_error(exc) from None
     return result
 
 

@@ -15,17 +15,36 @@ Usage::
 
 It listens on loopback only, answers each connection within ``request_timeout``
 seconds, and shuts itself down after ``lifetime`` seconds even if a test forgets to.
+
+:func:`zip_bytes` builds the small archives such tests serve (and unpack).
 """
 
 from __future__ import annotations
 
 import http.server
+import io
 import re
 import threading
 import urllib.parse
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+
+def zip_bytes(
+    entries: Mapping[str, bytes], *, symlinks: Iterable[str] = (), compression: int = zipfile.ZIP_STORED
+) -> bytes:
+    """A zip archive in memory: ``{member name: content}``, plus symlink members if asked."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
+        for name, content in entries.items():
+            archive.writestr(zipfile.ZipInfo(name), content, compress_type=compression)
+        for name in symlinks:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o120777 << 16) | 0x20
+            archive.writestr(info, b"/etc/passwd")
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True)

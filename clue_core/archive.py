@@ -1,0 +1,232 @@
+"""Unpack zip archives without trusting them: no escapes, no bombs, no half-written folders.
+
+The archives come from the network or from a user, so each one is checked before and
+while it is unpacked:
+
+* entries with absolute paths, ``..`` components or symlinks are refused before anything
+  is written (a zip may not write outside its folder);
+* sizes are capped (:data:`MAX_MEMBER_BYTES`, :data:`MAX_TOTAL_BYTES`, :data:`MAX_RATIO`):
+  the official CLUE archives unpack to under 1.5 GB, so anything far larger is a damaged
+  or hostile file that would otherwise fill the disk. The caps are checked against the
+  sizes the zip declares and again against the bytes actually written, since a header
+  can lie;
+* files land in a *staging* folder next to the destination and are renamed into place
+  only when all of them are written. Staging folders are named
+  ``.staging-<pid>@<host>.<token>.<name>`` so that one left behind by a killed process
+  (``SIGKILL`` runs no cleanup) is recognised and removed by the next extraction there.
+
+Junk that archivers add (``__MACOSX/``, ``.DS_Store``, ``._*``) is skipped here and
+ignored by :func:`is_junk` users. Failures are :class:`DataError`; a failure to *write*
+chains the ``OSError`` as ``__cause__`` so that a caller owning the folder (the data cache)
+can say whose folder it is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import zipfile
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from clue_core.errors import DataError
+
+JUNK_PARTS = ("__MACOSX",)
+JUNK_NAMES = (".DS_Store",)
+
+MAX_TOTAL_BYTES = 4 << 30
+"""The most one archive may unpack to (the largest official CLUE archive is under 1.5 GB)."""
+MAX_MEMBER_BYTES = 2 << 30
+"""The most one file in an archive may unpack to."""
+MAX_RATIO = 1000
+"""A member expanding more than this many times its compressed size is refused as a zip bomb..."""
+RATIO_MIN_BYTES = 8 << 20
+"""...once it is larger than this (small files of repeated bytes legitimately compress well)."""
+
+BLOCK_SIZE = 1 << 20
+
+_STAGING = ".staging-"
+_RETIRED = ".retired-"
+_LEFTOVER = re.compile(r"^\.(?:staging|retired)-(\d+)@([A-Za-z0-9_-]*)\.")
+
+
+def is_junk(path: Path | PurePosixPath) -> bool:
+    """Archive debris (macOS resource forks, Finder files) that readers must ignore."""
+    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
+
+
+def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
+    """Unpack ``zip_path`` into ``dest_dir`` (replacing it) and return ``dest_dir``.
+
+    Unsafe entries and declared sizes over the caps refuse the archive before anything is
+    written; sizes are counted again while writing. On any failure nothing of this
+    extraction is kept and a previous ``dest_dir`` is left as it was.
+    """
+    zip_path, dest_dir = Path(zip_path), Path(dest_dir)
+    try:
+        archive = zipfile.ZipFile(zip_path)
+    except FileNotFoundError:
+        raise DataError(f"{zip_path}: no such file") from None
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        raise DataError(f"{zip_path}: not a readable zip archive (truncated or corrupt?): {exc}") from None
+    with archive:
+        members = _safe_members(zip_path, archive)
+        _check_declared_sizes(zip_path, members)
+        try:
+            dest_dir.parent.mkdir(parents=True, exist_ok=True)
+            remove_leftovers(dest_dir.parent)
+            staging = dest_dir.parent / f"{_STAGING}{_owner()}.{os.urandom(6).hex()}.{dest_dir.name}"
+            staging.mkdir()
+        except OSError as exc:
+            raise DataError(f"{zip_path}: cannot extract into {dest_dir} ({exc.strerror or exc})") from exc
+        try:
+            total = 0
+            for info, relative in members:
+                target = staging.joinpath(*relative.parts)
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(info) as source, target.open("wb") as out:
+                    total += _copy_capped(zip_path, info, source, out, already=total)
+            _move_into_place(staging, dest_dir)
+        except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
+            raise DataError(f"{zip_path}: corrupt or truncated zip archive: {exc}") from None
+        except OSError as exc:
+            raise DataError(f"{zip_path}: cannot extract into {dest_dir} ({exc.strerror or exc})") from exc
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # gone already when renamed into place
+    return dest_dir
+
+
+def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
+    """The entries to extract with their relative paths; refuses the archive on any unsafe entry."""
+    members = []
+    for info in archive.infolist():
+        name = info.filename.replace("\\", "/")
+        if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: absolute path")
+        parts = [part for part in name.split("/") if part not in ("", ".")]
+        if ".." in parts:
+            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: it points outside the target folder")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise DataError(f"{zip_path}: refusing entry {info.filename!r}: symbolic link")
+        if not parts:
+            continue
+        relative = PurePosixPath(*parts)
+        if is_junk(relative):
+            continue
+        members.append((info, relative))
+    if not any(not info.is_dir() for info, _ in members):
+        raise DataError(f"{zip_path}: the archive holds no data files")
+    return members
+
+
+def _check_declared_sizes(zip_path: Path, members: list[tuple[zipfile.ZipInfo, PurePosixPath]]) -> None:
+    """Refuse, before writing, an archive whose own headers announce too much data."""
+    total = 0
+    for info, _ in members:
+        _check_member(zip_path, info, info.file_size)
+        total += info.file_size
+        if total > MAX_TOTAL_BYTES:
+            raise DataError(_total_message(zip_path))
+
+
+def _copy_capped(zip_path: Path, info: zipfile.ZipInfo, source: IO[bytes], out: IO[bytes], *, already: int) -> int:
+    """Copy one member, counting the bytes really produced; stop as soon as a cap is passed."""
+    written = 0
+    while chunk := source.read(BLOCK_SIZE):
+        written += len(chunk)
+        _check_member(zip_path, info, written)
+        if already + written > MAX_TOTAL_BYTES:
+            raise DataError(_total_message(zip_path))
+        out.write(chunk)
+    return written
+
+
+def _check_member(zip_path: Path, info: zipfile.ZipInfo, size: int) -> None:
+    if size > MAX_MEMBER_BYTES:
+        raise DataError(
+            f"{zip_path}: refusing entry {info.filename!r}: it unpacks to more than {_size(MAX_MEMBER_BYTES)} "
+            "(clue_core.archive.MAX_MEMBER_BYTES); no CLUE file is that large"
+        )
+    if size > RATIO_MIN_BYTES and size > MAX_RATIO * max(info.compress_size, 1):
+        raise DataError(
+            f"{zip_path}: refusing entry {info.filename!r}: it expands more than {MAX_RATIO} times "
+            f"({_size(info.compress_size)} to over {_size(size)}), as zip bombs do"
+        )
+
+
+def _total_message(zip_path: Path) -> str:
+    return (
+        f"{zip_path}: refusing the archive: it unpacks to more than {_size(MAX_TOTAL_BYTES)} in all "
+        "(clue_core.archive.MAX_TOTAL_BYTES); no CLUE archive is that large"
+    )
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _move_into_place(staging: Path, dest_dir: Path) -> None:
+    """Rename a finished folder to ``dest_dir``, replacing any previous one."""
+    if dest_dir.exists():
+        retired = dest_dir.with_name(f"{_RETIRED}{_owner()}.{os.urandom(6).hex()}.{dest_dir.name}")
+        os.replace(dest_dir, retired)
+        os.replace(staging, dest_dir)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, dest_dir)
+
+
+# --------------------------------------------------------------------------- leftovers of killed processes
+
+
+def _host() -> str:
+    """This machine's name, as safe file-name characters (``os.uname`` avoids importing socket)."""
+    name = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+
+
+def _owner() -> str:
+    """``<pid>@<host>``: who made a staging folder (a cache may be shared by several machines)."""
+    return f"{os.getpid()}@{_host()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would send CTRL_C_EVENT there; keep the folder rather than guess
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # EPERM: alive, owned by someone else
+    return True
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Delete staging and retired folders in ``folder`` whose process is gone; return them.
+
+    Only folders made on this host are judged (a pid means nothing on another machine);
+    those of live processes, this one included, are in use and kept.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    host = _host()
+    for entry in entries:
+        match = _LEFTOVER.match(entry.name)
+        if match is None or match.group(2) != host or _pid_alive(int(match.group(1))):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
