@@ -85,6 +85,10 @@ class Setting(SpecMixin):
     names_model: bool = False
 
 
+OFFICIAL_DATA_URL = "https://storage.googleapis.com/cluebenchmark/tasks/"
+"""Where the CLUE benchmark publishes its task archives (``CLUE_DATA_URL`` replaces it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DataSource(SpecMixin):
     """An official archive: where it lives and how to verify it."""
@@ -95,6 +99,12 @@ class DataSource(SpecMixin):
     sha256: str | None = None
     md5: str | None = None
     mirrors: tuple[str, ...] = ()
+
+    @classmethod
+    def official(cls, filename: str, size: int | None = None, sha256: str | None = None,
+                 md5: str | None = None) -> DataSource:
+        """An archive on the CLUE benchmark's own host."""
+        return cls(url=OFFICIAL_DATA_URL + filename, filename=filename, size=size, sha256=sha256, md5=md5)
 
 
 @dataclass(frozen=True, slots=True)
