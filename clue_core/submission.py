@@ -39,22 +39,28 @@ class CheckedFile:
     entries: int
 
 
-def check_value(task: TaskSpec, example: Example, value: Any, path: Path, where: dict[str, Any]) -> None:
-    """A prediction value must be what the leaderboard expects for the task's kind."""
+def check_value(task: TaskSpec, example: Example, value: Any, path: Path, where: dict[str, Any],
+                value_field: str = "label") -> None:
+    """A prediction value must be what the leaderboard expects for the task's kind.
+
+    ``value_field`` is the name the file gives the value (``label`` in leaderboard files,
+    ``prediction`` in a run's own predictions), so the message names the field the user sees.
+    """
     if isinstance(example, ClassificationExample):
         if not isinstance(value, str):
             hint = ""
             if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(task.labels):
                 hint = f" (a class index? the leaderboard wants label strings such as {task.labels[value]!r})"
-            raise InputError(path, f"expected a label string, got {json.dumps(value)}{hint}", field="label", **where)
+            raise InputError(path, f"expected a label string, got {json.dumps(value)}{hint}", field=value_field,
+                             **where)
         if task.labels and value not in task.labels:
-            raise InputError(path, f"{value!r} is not a label of {task.name}", field="label", **where)
+            raise InputError(path, f"{value!r} is not a label of {task.name}", field=value_field, **where)
     elif isinstance(example, MultipleChoiceExample):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(example.choices):
             raise InputError(path, f"expected a choice index 0..{len(example.choices) - 1}, got {json.dumps(value)}",
-                             field="label", **where)
+                             field=value_field, **where)
     elif isinstance(example, SpanExample) and not isinstance(value, str):
-        raise InputError(path, f"expected an answer string, got {json.dumps(value)}", **where)
+        raise InputError(path, f"expected an answer string, got {json.dumps(value)}", field=value_field, **where)
 
 
 def match_entries(
@@ -67,6 +73,8 @@ def match_entries(
     allow_missing: bool = False,
     gold_name: str = "the test file",
     exact_id_types: bool = False,
+    line_based: bool | None = None,
+    value_field: str = "label",
 ) -> list[Any]:
     """Line up parsed ``(id, value)`` entries with the examples; values in example order.
 
@@ -74,7 +82,10 @@ def match_entries(
     files must name every example exactly once. Missing entries are ``None`` only when
     ``allow_missing`` (the official CMRC2018 script scores them 0). ``exact_id_types``
     insists that an ordered file echoes ids with the test file's own JSON type (``0``, not ``"0"``).
+    ``line_based`` (default: ``ordered``) says whether entries are lines of the file, so
+    messages name the line; otherwise they name the entry by its id.
     """
+    line_based = ordered if line_based is None else line_based
     if ordered and not allow_missing:
         if len(entries) != len(examples):
             raise InputError(path, f"has {len(entries)} lines for {len(examples)} examples in {gold_name}"
@@ -86,12 +97,12 @@ def match_entries(
             if exact_id_types and type(entry_id) is not type(example.id):
                 raise InputError(path, f"id {json.dumps(entry_id)} where {gold_name} has {json.dumps(example.id)} "
                                  "(echo the file's own id, with its type)", line=line, field="id")
-            check_value(task, example, value, path, {"line": line})
+            check_value(task, example, value, path, {"line": line}, value_field)
         return [value for _, value in entries]
     by_id: dict[str, Any] = {}
     for position, (entry_id, value) in enumerate(entries, start=1):
         key = str(entry_id)
-        where = {"line": position} if ordered else {"record": key}
+        where = {"line": position} if line_based else {"record": f"id {key}"}
         if key in by_id:
             raise InputError(path, f"id {entry_id!r} appears more than once", field="id", **where)
         by_id[key] = (value, where)
@@ -107,7 +118,7 @@ def match_entries(
             missing.append(example.id)
             values.append(None)
             continue
-        check_value(task, example, found[0], path, found[1])
+        check_value(task, example, found[0], path, found[1], value_field)
         values.append(found[0])
     if missing and not allow_missing:
         raise InputError(path, f"no prediction for {len(missing)} of {len(examples)} examples, first id {missing[0]!r}")

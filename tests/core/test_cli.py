@@ -136,7 +136,10 @@ def test_evaluate_scores_run_and_leaderboard_shaped_files(run_cli, sample_run, t
     [
         ('{"id": 1000, "label": "positive"}\n{"id": 1000\n', "dev_predict.json:2: invalid JSON"),
         ('{"id": 1000, "label": "positive"}\n', "no prediction for 15 of 16 examples"),
-        ('{"id": 1000, "label": 1}\n', "field 'label': expected a label string, got 1 (a class index?"),
+        ('{"id": 1000, "label": 1}\n', "dev_predict.json:1: field 'label': expected a label string, got 1 (a class index?"),
+        ('{"id": 1000, "prediction": 1}\n', "dev_predict.json:1: field 'prediction': expected a label string, got 1"),
+        ('{"id": 1000, "label": "neutral"}\n{"id": 1001, "label": "positive"}\n',
+         "dev_predict.json:1: field 'label': 'neutral' is not a label"),
         ('{"id": 99, "label": "positive"}\n', "id(s) not in review-sentiment dev, first '99'"),
     ],
 )
@@ -276,3 +279,15 @@ def test_no_train_refuses_a_model_that_was_never_trained(run_cli, tmp_path):
     result = run_cli("run", TASK, "--model", "baseline", "--no-train", "--sample", "-o", tmp_path)
     assert result.exit_code == 2 and "--no-train needs a trained model" in result.output
     assert not any(tmp_path.iterdir())
+
+
+def test_keyed_files_name_an_entry_by_its_id_not_as_a_line(tmp_path):
+    from clue_core.errors import InputError
+    from clue_core.plugin import SpanExample, TaskSpec
+    from clue_core.submission import match_entries
+
+    task = TaskSpec("t", "span", "d", "m:r")
+    examples = [SpanExample("q1", "c", "q"), SpanExample("q2", "c", "q")]
+    with pytest.raises(InputError) as caught:
+        match_entries(task, examples, [("q1", "a"), ("q2", 3)], tmp_path / "p.json", ordered=False)
+    assert str(caught.value) == f"{tmp_path / 'p.json'} (id q2): field 'label': expected an answer string, got 3"
