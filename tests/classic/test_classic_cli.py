@@ -3,6 +3,7 @@ bad input as one error line, and the download path against a local server."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -62,7 +63,7 @@ def test_sample_run_writes_every_submission_file_line_by_line(sample_runs: Path,
             assert entry["id"] == record[id_field] and type(entry["id"]) is type(record[id_field])
             assert isinstance(entry["label"], str) and entry["label"] in spec.labels
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["group"] == spec.group
+    assert metrics["leaderboards"] == [lb.as_dict() for lb in spec.leaderboards]
     if spec.splits:
         assert 0.0 <= metrics["dev"]["accuracy"] <= 100.0
 
@@ -90,8 +91,12 @@ def test_submit_accepts_all_sample_runs(sample_runs: Path, run_cli, tmp_path: Pa
         ("afqmc", "dev", 3, {"label": "2"}, "field 'label': unknown label '2'"),
         ("tnews", "test1.0", 2, {"sentence": None}, "field 'sentence': missing"),
         ("cluewsc2020", "train", 4, {"target.span1_index": 1}, "field 'target.span1_index': span1_text"),
+        ("tnews", "dev", 3, {"label": 105}, "field 'label': unknown label '105'"),
+        ("afqmc", "test", 3, {"id": 1}, "field 'id': duplicate id 1 (also at "),
+        ("cluewsc2020", "test1.0", 5, {"id": 2}, "field 'id': duplicate id 2 (also at "),
     ],
-    ids=["unknown-label", "missing-field-in-a-test-file", "span-offset"],
+    ids=["unknown-label", "missing-field-in-a-test-file", "span-offset", "unknown-integer-label",
+         "duplicate-test-id", "duplicate-test-id-1.0"],
 )
 def test_bad_input_is_one_error_line_and_nothing_written(
     run_cli, tmp_path: Path, name: str, split: str, line: int, patch: dict, expect: str
@@ -139,7 +144,7 @@ def test_download_then_run_against_a_local_server(
 ) -> None:
     official = task(name)
     archive = _zip_of(sample_dir(official), "dummy_data")
-    served = official.replace(source=DataSource(
+    served = dataclasses.replace(official, source=DataSource(
         url="https://example.invalid/" + official.source.filename, filename=official.source.filename,
         size=len(archive), sha256=hashlib.sha256(archive).hexdigest()))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import types
 from pathlib import Path
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from clue_core.errors import DataError
+from clue_core.reading import read_split
 from clue_core.specs import resolve
-from clue_tasks_classic import hf_mirror
+from clue_tasks_classic import hf_mirror, labels
 from clue_tasks_classic.catalog import task
 from clue_tasks_classic.hf_mirror import MirrorError, export_rows, label_string, main, to_official
 
@@ -80,21 +82,25 @@ def cmnli_splits(names: list[str] | None = None) -> dict[str, Split]:
 def test_exported_folder_reads_with_the_normal_reader_but_has_no_test_version(tmp_path: Path) -> None:
     written = export_rows("cmnli", cmnli_splits(), tmp_path)
     assert written == {"train.json": 6, "dev.json": 3, "test.unverified.json": 4}
-    read = resolve(task("cmnli").reader)
-    dev = read(tmp_path, "dev")
+    spec = task("cmnli")
+    read = resolve(spec.reader)
+    dev = read(spec, tmp_path, "dev")
     assert [e.label for e in dev.examples] == ["neutral", "entailment", "contradiction"]
     assert [e.id for e in dev.examples] == [0, 1, 2]
-    for version in task("cmnli").test_versions:
+    for version in spec.test_versions:
         with pytest.raises(DataError):
-            read(tmp_path, version.split)
+            read(spec, tmp_path, version.split)
 
 
 def test_tnews_export_writes_labels_json(tmp_path: Path) -> None:
     names = [str(n) for n in (100, 101, 102, 103, 104, 106, 107, 108, 109, 110, 112, 113, 114, 115, 116)]
     rows = Split([{"idx": 0, "sentence": "标题", "label": 14}], names)
     export_rows("tnews", {"train": rows}, tmp_path)
-    result = resolve(task("tnews").reader)(tmp_path, "train")
-    assert result.examples[0].label == "116" and result.label_descriptions["116"] == "news_game"
+    result = read_split(task("tnews"), tmp_path, "train")
+    assert result.examples[0].label == "116"
+    assert result.files[-1] == str(tmp_path / "labels.json")  # the exported label file reads back
+    exported = [json.loads(line) for line in (tmp_path / "labels.json").read_text(encoding="utf-8").splitlines()]
+    assert {r["label"]: r["label_desc"] for r in exported} == labels.TNEWS_DESCRIPTIONS
 
 
 def test_a_changed_label_order_is_refused(tmp_path: Path) -> None:

@@ -1,4 +1,9 @@
-"""The readers against our samples, the real official records, and broken input."""
+"""The readers against our samples, the real official records, and broken input.
+
+``read`` calls a reader alone, as the kernel's ``read_split`` does before its checks;
+``read_checked`` goes through ``read_split``, which also checks the split name, labels
+and unique test ids (naming the line through ``SplitData.where``).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from clue_core.data import sample_dir
-from clue_core.errors import DataError, InputError
+from clue_core.errors import ClueError, DataError, InputError
 from clue_core.examples import ClassificationExample
+from clue_core.reading import read_split
 from clue_core.specs import resolve
 from clue_tasks_classic.catalog import task
 from clue_tasks_classic.wsc import mark_spans
@@ -20,7 +26,11 @@ ID_FIELD = {"diagnostics": "index"}
 
 
 def read(name: str, root: Path, split: str):
-    return resolve(task(name).reader)(root, split)
+    return resolve(task(name).reader)(task(name), root, split)
+
+
+def read_checked(name: str, root: Path, split: str):
+    return read_split(task(name), root, split)
 
 
 def expected_id(name: str, split: str, record: dict, index: int):
@@ -62,11 +72,17 @@ def check_against_raw(name: str, split: str, examples, records: list[dict]) -> N
 @pytest.mark.parametrize(("name", "split"), SPLITS, ids=[f"{n}-{s}" for n, s in SPLITS])
 def test_reader_on_the_bundled_sample(name: str, split: str) -> None:
     spec = task(name)
-    result = read(name, sample_dir(spec), split)
-    records = raw_records(sample_file(spec, split))
+    result = read_checked(name, sample_dir(spec), split)
+    path = sample_file(spec, split)
+    records = raw_records(path)
     check_against_raw(name, split, result.examples, records)
     assert len(result) >= 10
-    assert result.files == (str(sample_file(spec, split)),) or name in ("tnews", "iflytek")
+    assert result.files[0] == str(path)
+    assert result.files[1:] == ((str(sample_dir(spec) / "labels.json"),) if name in ("tnews", "iflytek") else ())
+    # where each example came from: the file and its line (1-based), skipping dropped '-' lines
+    lines = [number for number, record in enumerate(records, start=1)
+             if not (split in spec.splits and record.get("label") == "-")]
+    assert result.where == tuple(f"{path}:{number}" for number in lines)
     if split in spec.splits:
         assert len({e.label for e in result.examples}) >= min(3, len(spec.labels))  # varied labels
 
@@ -90,15 +106,18 @@ def test_no_majority_lines_are_dropped_and_counted() -> None:
     assert test.notes == ()
 
 
-def test_label_descriptions_come_from_labels_json(tmp_path: Path) -> None:
+def test_labels_json_is_checked_and_recorded_but_optional(tmp_path: Path) -> None:
     tnews = read("tnews", sample_dir(task("tnews")), "dev")
-    assert tnews.label_descriptions["100"] == "news_story"
     assert tnews.files[-1].endswith("labels.json")
+    assert not hasattr(tnews, "label_descriptions")  # descriptions live in the spec only
+    assert task("tnews").label_descriptions["100"] == "news_story"
     root = shutil.copytree(sample_dir(task("iflytek")), tmp_path / "iflytek")
-    (root / "labels.json").write_text('{"label": "0", "label_des": "网约车"}\n', encoding="utf-8")
-    assert read("iflytek", root, "dev").label_descriptions == {"0": "网约车"}
+    (root / "labels.json").write_text('{"label": 0, "label_des": "网约车"}\n', encoding="utf-8")
+    assert read("iflytek", root, "dev").files[-1] == str(root / "labels.json")  # other texts, known label: fine
     (root / "labels.json").unlink()
-    assert read("iflytek", root, "dev").label_descriptions["0"] == "打车"  # the spec's own text
+    without = read("iflytek", root, "dev")
+    assert without.files == (str(root / "dev.json"),)
+    assert task("iflytek").label_descriptions["0"] == "打车"
 
 
 @needs_real_samples
@@ -147,11 +166,11 @@ def test_integer_coded_labels_are_read_as_label_strings(tmp_path: Path) -> None:
     assert any("1 integer-coded label" in note for note in result.notes)
 
 
-def test_missing_files_and_unknown_splits_are_data_errors(tmp_path: Path) -> None:
+def test_a_missing_file_is_a_data_error_and_the_kernel_checks_the_split_name(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"task tnews split 'test1.0' needs test1.0.json"):
-        read("tnews", tmp_path, "test1.0")
-    with pytest.raises(DataError, match=r"task diagnostics has no split 'train' \(has: test\)"):
-        read("diagnostics", tmp_path, "train")
+        read_checked("tnews", tmp_path, "test1.0")
+    with pytest.raises(ClueError, match=r"task diagnostics has no split 'train' \(has: test\)"):
+        read_checked("diagnostics", tmp_path, "train")
 
 
 AFQMC_OK = '{"sentence1": "花呗", "sentence2": "借呗", "label": "0"}'
@@ -167,11 +186,13 @@ BAD_INPUT = {
     "malformed-json": ("afqmc", '{"sentence1": "花呗", "sentence2": ', None, "invalid JSON"),
     "missing-field": ("afqmc", '{"sentence1": "花呗", "label": "0"}', "sentence2", "missing"),
     "wrong-type": ("afqmc", '{"sentence1": "花呗", "sentence2": 3, "label": "0"}', "sentence2", "expected a string"),
+    # labels are checked by the kernel, after the reader turned integer codes into strings
     "unknown-label": ("afqmc", '{"sentence1": "花呗", "sentence2": "借呗", "label": "2"}', "label",
                       "unknown label '2'"),
-    "unknown-int-label": ("tnews", '{"label": 105, "sentence": "标题"}', "label", "unknown label 105"),
+    "unknown-int-label": ("tnews", '{"label": 105, "sentence": "标题"}', "label", "unknown label '105'"),
     "nli-label-as-index": ("ocnli", '{"sentence1": "a", "sentence2": "b", "label": 0, "id": 1}', "label",
-                           "unknown label 0"),
+                           "unknown label '0'"),
+    "bool-label": ("afqmc", '{"sentence1": "花呗", "sentence2": "借呗", "label": true}', "label", "got bool"),
     "bool-id": ("csl", '{"id": true, "abst": "a", "keyword": ["k"], "label": "1"}', "id", "got bool"),
     "keyword-not-string": ("csl", '{"id": 3, "abst": "a", "keyword": ["k", 5], "label": "1"}', "keyword",
                            "item 1 is int"),
@@ -189,13 +210,40 @@ def test_bad_input_names_file_line_and_field(name, bad, field, message, tmp_path
     path = tmp_path / "dev.json"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        read(name, tmp_path, "dev")
+        read_checked(name, tmp_path, "dev")
     error = caught.value
     assert (error.path, error.line, error.field) == (str(path), len(lines), field)
     assert message in str(error)
     assert str(error).startswith(f"{path}:{len(lines)}")
     if name == "cluewsc2020" and "offset" in message:
         assert error.record == "id 7"
+
+
+def test_the_reader_leaves_label_checks_to_the_kernel(tmp_path: Path) -> None:
+    (tmp_path / "dev.json").write_text('{"label": 105, "sentence": "标题"}\n', encoding="utf-8")
+    assert [e.label for e in read("tnews", tmp_path, "dev").examples] == ["105"]
+    with pytest.raises(InputError, match="unknown label '105'"):
+        read_checked("tnews", tmp_path, "dev")
+
+
+def test_duplicate_ids_in_a_test_file_are_refused_naming_file_and_line(tmp_path: Path) -> None:
+    """The zip once held id 2 twice and no id 3: a test file with a repeated id is refused when read."""
+    records = [{"id": i, "sentence1": f"问{i}", "sentence2": f"答{i}"} for i in range(5)]
+    records[3]["id"] = 2
+    path = tmp_path / "test.json"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    assert [e.id for e in read("afqmc", tmp_path, "test").examples] == [0, 1, 2, 2, 4]
+    with pytest.raises(InputError) as caught:
+        read_checked("afqmc", tmp_path, "test")
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 4, "id")
+    assert f"duplicate id 2 (also at {path}:3)" in str(caught.value)
+
+
+def test_labelled_splits_may_repeat_ids(tmp_path: Path) -> None:
+    """Only test files are scored by id, so only they must have unique ids (a kernel rule)."""
+    line = '{"id": 1, "sentence1": "a", "sentence2": "b", "label": "entailment"}\n'
+    (tmp_path / "dev.json").write_text(line * 2, encoding="utf-8")
+    assert [e.id for e in read_checked("ocnli", tmp_path, "dev").examples] == [1, 1]
 
 
 def test_empty_file_is_an_error(tmp_path: Path) -> None:
@@ -206,10 +254,12 @@ def test_empty_file_is_an_error(tmp_path: Path) -> None:
 
 def test_unknown_label_in_labels_json(tmp_path: Path) -> None:
     root = shutil.copytree(sample_dir(task("tnews")), tmp_path / "tnews")
-    (root / "labels.json").write_text('{"label": "105", "label_desc": "news_x"}\n', encoding="utf-8")
+    (root / "labels.json").write_text('{"label": "100", "label_desc": "news_story"}\n'
+                                      '{"label": "105", "label_desc": "news_x"}\n', encoding="utf-8")
     with pytest.raises(InputError) as caught:
         read("tnews", root, "dev")
-    assert (caught.value.path, caught.value.line, caught.value.field) == (str(root / "labels.json"), 1, "label")
+    assert (caught.value.path, caught.value.line, caught.value.field) == (str(root / "labels.json"), 2, "label")
+    assert "unknown label '105'" in str(caught.value)
 
 
 def test_mark_spans_wraps_noun_and_pronoun_in_either_order() -> None:

@@ -136,7 +136,8 @@ def test_evaluate_scores_run_and_leaderboard_shaped_files(run_cli, sample_run, t
     [
         ('{"id": 1000, "label": "positive"}\n{"id": 1000\n', "dev_predict.json:2: invalid JSON"),
         ('{"id": 1000, "label": "positive"}\n', "no prediction for 15 of 16 examples"),
-        ('{"id": 1000, "label": 1}\n', "dev_predict.json:1: field 'label': expected a label string, got 1 (a class index?"),
+        ('{"id": 1000, "label": 1}\n',
+         "dev_predict.json:1: field 'label': expected a label string, got 1 (a class index?"),
         ('{"id": 1000, "prediction": 1}\n', "dev_predict.json:1: field 'prediction': expected a label string, got 1"),
         ('{"id": 1000, "label": "neutral"}\n{"id": 1001, "label": "positive"}\n',
          "dev_predict.json:1: field 'label': 'neutral' is not a label"),

@@ -7,22 +7,46 @@ fit takes a second or two on two CPU cores.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clue_core.examples import ClassificationExample, MultipleChoiceExample, Prediction, SpanExample
-from clue_core.specs import TaskSpec
+from clue_core.plugin import (
+    ClassificationExample,
+    MultipleChoiceExample,
+    Prediction,
+    RunContext,
+    SpanExample,
+    TaskSpec,
+)
 
 CHARS = "天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳云腾致雨露结为霜"
 
-#: The smallest useful offline backbone and a short schedule.
-TINY: dict[str, Any] = {
-    "tiny_hidden_size": 32, "tiny_num_layers": 1, "tiny_num_heads": 2, "tiny_intermediate_size": 64,
+#: A short schedule: settings every hf model declares.
+FAST: dict[str, Any] = {
     "learning_rate": 1e-2, "epochs": 4, "batch_size": 8, "eval_batch_size": 8, "max_length": 64,
-    "warmup_ratio": 0.0, "seed": 7, "progress": False, "primary_metric": "accuracy",
+    "warmup_ratio": 0.0, "progress": False,
 }
+#: The smallest useful offline backbone (``hf-tiny`` settings) with that schedule.
+TINY: dict[str, Any] = {
+    **FAST, "tiny_hidden_size": 32, "tiny_num_layers": 1, "tiny_num_heads": 2, "tiny_intermediate_size": 64,
+}
+#: Run control the tests use (the run context's, never a setting).
+SEED = 7
+
+
+def stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_context(task: TaskSpec, run_dir: Path, score: Callable[[Sequence[Prediction]], dict[str, float]], *,
+                resume: bool = False, primary_metric: str = "accuracy", seed: int = SEED) -> RunContext:
+    """What the runner hands ``fit``: checkpoints go to ``run_dir / "training"``."""
+    return RunContext(task=task, seed=seed, run_dir=run_dir, resume=resume, primary_metric=primary_metric,
+                      score=score, echo=stderr)
 
 
 def sentence(rng: random.Random, n: int, alphabet: str = CHARS) -> str:

@@ -8,13 +8,15 @@ import pytest
 
 from clue_core.errors import DataError, InputError
 from clue_core.examples import MultipleChoiceExample, Prediction
+from clue_core.reading import read_split
 from clue_tasks_mrc import c3
+from clue_tasks_mrc.hooks import C3
 
 from .conftest import SAMPLES
 
 
 def test_train_reads_d_then_m_with_labels():
-    train = c3.read(SAMPLES / "c3", "train")
+    train = c3.read(C3, SAMPLES / "c3", "train")
     d_file = json.loads((SAMPLES / "c3" / "d-train.json").read_text(encoding="utf-8"))
     n_d = sum(len(document[1]) for document in d_file)
     assert [e.id for e in train.examples] == list(range(len(train)))
@@ -24,21 +26,24 @@ def test_train_reads_d_then_m_with_labels():
         assert 2 <= len(example.choices) <= 4
     assert train.examples[0].choices[train.examples[0].label] == "下午三点"
     assert {len(e.choices) for e in train.examples} >= {2, 3, 4}
+    assert train.where[0] == f"{train.files[0]} (document 0 question 0)"
+    assert train.where[n_d].startswith(f"{train.files[1]} (document 0 question 0")
 
 
 def test_test_versions_keep_file_ids_and_long_choice_lists():
-    test = c3.read(SAMPLES / "c3", "test1.1")
+    test = c3.read(C3, SAMPLES / "c3", "test1.1")
     assert [e.id for e in test.examples] == [0, 1, 2]
     assert len(test.examples[2].choices) == 5
     assert test.notes and "5" not in test.notes[0] and "1 (all choices kept)" in test.notes[0]
-    assert [e.id for e in c3.read(SAMPLES / "c3", "test1.0").examples] == [1]
+    assert [e.id for e in c3.read(C3, SAMPLES / "c3", "test1.0").examples] == [1]
+    assert test.where == tuple(f"{test.files[0]} (id {i})" for i in (0, 1, 2))
 
 
 def test_real_records(real_records):
     folder = real_records("c3")
-    train = c3.read(folder, "train")
+    train = c3.read(C3, folder, "train")
     assert train.examples[0].choices[train.examples[0].label] == "喜剧片"
-    test = c3.read(folder, "test1.1")
+    test = c3.read(C3, folder, "test1.1")
     assert test.examples[0].id == 508 and test.examples[0].label is None
 
 
@@ -47,14 +52,14 @@ def test_answer_not_among_choices(tmp_path):
     (tmp_path / "d-dev.json").write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
     (tmp_path / "m-dev.json").write_text("[]", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        c3.read(tmp_path, "dev")
+        c3.read(C3, tmp_path, "dev")
     assert caught.value.field == "answer" and "d-dev.json" in str(caught.value)
 
 
 def test_test_question_without_id(tmp_path):
     (tmp_path / "test1.0.json").write_text(json.dumps([[["文"], [{"question": "?", "choice": ["甲", "乙"]}]]]))
     with pytest.raises(InputError) as caught:
-        c3.read(tmp_path, "test1.0")
+        c3.read(C3, tmp_path, "test1.0")
     assert caught.value.field == "id" and caught.value.record == "document 0 question 0"
 
 
@@ -66,3 +71,12 @@ def test_decode_never_predicts_a_padding_choice():
     assert c3.decode(examples, [kept])[0].value == 0
     with pytest.raises(DataError, match="question 7"):
         c3.decode(examples, [Prediction(7, 2)])
+
+
+def test_duplicate_test_ids_are_found_by_the_kernel(tmp_path):
+    question = {"question": "?", "choice": ["甲", "乙"], "id": 4}
+    (tmp_path / "test1.1.json").write_text(json.dumps([[["文"], [question, question]]]), encoding="utf-8")
+    assert len(c3.read(C3, tmp_path, "test1.1")) == 2  # the reader no longer checks ids itself
+    with pytest.raises(InputError, match="duplicate id 4") as caught:
+        read_split(C3, tmp_path, "test1.1")
+    assert str(caught.value).startswith(f"{tmp_path / 'test1.1.json'} (id 4): field 'id'")

@@ -20,7 +20,9 @@ def test_list_shows_the_four_tasks_and_the_metric(run_cli):
     rows = {row["name"]: row for row in json.loads(run_cli("list", "tasks", "--json").output)}
     for name in TASKS:
         assert rows[name]["plugin"] == "clue-tasks-mrc"
-    assert [rows[n]["group"] for n in TASKS] == ["mrc", None, "mrc", "mrc"]
+    reading = [{"benchmark": "CLUE 1.1", "group": "reading comprehension"},
+               {"benchmark": "CLUE 1.0", "group": "reading comprehension"}]
+    assert [rows[n]["leaderboards"] for n in TASKS] == [reading, [], reading, reading]
     assert rows["cmrc2018"]["primary_metric"] == "em"
     assert "cmrc2018" in run_cli("list", "metrics").output
 
@@ -102,6 +104,41 @@ def test_evaluate_cmrc_worked_example(run_cli, tmp_path):
     assert scores["average"] == pytest.approx((50.0 + f1) / 2)
     table = run_cli("evaluate", "cmrc2018", path, "--sample", "--allow-missing").output
     assert "50.000" in table and f"{f1:.3f}" in table and f"{(50 + f1) / 2:.3f}" in table
+
+
+def test_dev_answers_without_offset_run_and_are_noted(run_cli, tmp_path):
+    """The official dev set's answer_start -1 answers no longer stop a run: noted, scored by text."""
+    from .test_mrc_squad import UNPLACED_DEV
+
+    data = tmp_path / "cmrc"
+    shutil.copytree(SAMPLES / "cmrc2018", data)
+    (data / "dev.json").write_text(json.dumps(UNPLACED_DEV, ensure_ascii=False), encoding="utf-8")
+    result = run_cli("run", "cmrc2018", "--model", "baseline", "--data-dir", data, "-o", tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    assert "[cmrc2018] dev: dev.json: 3 gold answer(s) with answer_start -1 in 2 question(s)" in result.output
+    manifest = json.loads((tmp_path / "runs" / "cmrc2018" / "manifest.json").read_text(encoding="utf-8"))
+    assert any("answer_start -1" in note for note in manifest["notes"])
+    records = _lines(tmp_path / "runs" / "cmrc2018" / "predictions" / "dev.jsonl")
+    assert records[1]["gold"] == ["约40米", "四十米", "大约四十米"]
+    # scored against the texts of answers without an offset: the second question matches one exactly
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps({"DEV_9_QUERY_0": "1736年", "DEV_9_QUERY_1": "约40米"}, ensure_ascii=False),
+                           encoding="utf-8")
+    scores = json.loads(run_cli("evaluate", "cmrc2018", predictions, "--data-dir", data, "--json").output)
+    assert scores["em"] == 100.0 and scores["f1"] == 100.0
+
+
+def test_chid_decode_is_a_declared_decode_setting(run_cli, tmp_path):
+    info = run_cli("info", "chid").output
+    assert "chid_decode (str, default 'exact')" in info
+    result = run_cli("run", "chid", "--model", "baseline", "--sample", "--set", "chid_decode=greedy",
+                     "-o", tmp_path / "greedy")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "greedy" / "chid" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["chid_decode"] == "greedy" and manifest["setting_sources"]["chid_decode"] == "--set"
+    bad = run_cli("run", "chid", "--model", "baseline", "--sample", "--set", "chid_decode=beam", "-o", tmp_path / "x")
+    assert bad.exit_code == 2 and "chid_decode" in bad.output and "'exact', 'greedy'" in bad.output
+    assert not (tmp_path / "x" / "chid").exists()
 
 
 def test_bad_offset_fails_cleanly_and_writes_nothing(run_cli, tmp_path):

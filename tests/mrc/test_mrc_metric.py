@@ -99,6 +99,23 @@ def test_compute_aligns_predictions_and_refuses_placeholder_golds():
         SpanExample("q2", "上海", "?", answers=(("上海", 0), ("上海市", 0))),
     ]
     result = compute(examples, [Prediction("q1", "北京"), None])
-    assert result == {"em": 50.0, "f1": 50.0, "average": 50.0}
+    assert result.totals == {"em": 50.0, "f1": 50.0, "average": 50.0}
+    assert result.per_example == {"em": [100.0, 0.0], "f1": [100.0, 0.0], "average": [100.0, 0.0]}
     with pytest.raises(DataError, match="q3"):
         compute([SpanExample("q3", "x", "?", answers=None)], [None])
+
+
+def test_per_example_values_average_to_the_totals():
+    examples = [
+        SpanExample("q1", "北京", "?", answers=(("北京", 0),)),
+        SpanExample("q2", "上海", "?", answers=(("上海", None),)),  # no offset: scored by text all the same
+        SpanExample("q3", "广州市", "?", answers=(("广州市", 0),)),
+    ]
+    result = compute(examples, [Prediction("q1", "北京"), Prediction("q2", "上海"), Prediction("q3", "广州")])
+    # q3: EM 0, F1 0.8 (LCS 2, P 1, R 2/3)
+    assert result.per_example["em"] == [100.0, 100.0, 0.0]
+    assert result.per_example["f1"] == [100.0, 100.0, pytest.approx(80.0)]
+    assert result.per_example["average"] == [100.0, 100.0, pytest.approx(40.0)]
+    for name, values in result.per_example.items():
+        assert sum(values) / len(values) == pytest.approx(result.totals[name])
+    assert result.totals == score([["北京"], ["上海"], ["广州市"]], ["北京", "上海", "广州"])

@@ -1,24 +1,29 @@
-"""Well-known Chinese encoders and the fine-tuning recipe each size class needs.
+"""Well-known Chinese encoders and the fine-tuning rule each size class needs.
 
 Pure data, imported by ``hooks.py``: nothing here may import torch or transformers.
 Parameter counts are those of the bare encoder (embeddings + layers + pooler), counted
 from each checkpoint's published configuration; a task head adds a few thousand more.
 
-Recipes start from the reference BERT-base settings of the CLUE baselines and adapt them
-per size class: small models need a much higher learning rate and more epochs (at 5e-5 a
-3-layer model underfits badly), large models a lower learning rate.
+Per-task reference values (learning rate, epochs, batch size, warmup, lengths) belong to
+the task plugins (``TaskSpec.recommendations``, the CLUE BERT-base baselines). A size
+class only states how its models depart from them, as recommendations for every kind:
+small models need a much higher learning rate and more epochs (at 5e-5 a 3-layer model
+underfits badly), large models half the reference rate. Multiplications are settings of
+the model (``epochs_scale``, ``learning_rate_scale``), so ``--dry-run`` shows the task's
+value and the factor, each with its source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from clue_core.specs import Record
 
 SIZE_CLASSES = ("toy", "tiny", "small", "base", "large")
 
 
-class CatalogueEntry(Record):
+@dataclass(frozen=True, slots=True)
+class CatalogueEntry:
     """One checkpoint on the Hugging Face hub, as listed by ``clue-core list models``."""
 
     hub_id: str
@@ -57,55 +62,18 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry("uer/chinese_roberta_L-4_H-512", "small", 23_953_920, "UER RoBERTa small (4 layers, 512 hidden)"),
 )
 
-#: The reference recipe for BERT-base-sized models (CLUE baselines), per task.
-BASE_RECIPES: dict[str, dict[str, Any]] = {
-    "afqmc": {"learning_rate": 2e-5, "epochs": 3, "batch_size": 32, "warmup_ratio": 0.1},
-    "tnews": {"learning_rate": 2e-5, "epochs": 3, "batch_size": 32, "warmup_ratio": 0.1},
-    "iflytek": {"learning_rate": 2e-5, "epochs": 3, "batch_size": 32, "warmup_ratio": 0.1},
-    "ocnli": {"learning_rate": 3e-5, "epochs": 5, "batch_size": 32, "warmup_ratio": 0.1},
-    "cmnli": {"learning_rate": 3e-5, "epochs": 2, "batch_size": 64, "warmup_ratio": 0.1},
-    "cluewsc2020": {"learning_rate": 2e-5, "epochs": 50, "batch_size": 16, "warmup_ratio": 0.1},
-    "csl": {"learning_rate": 1e-5, "epochs": 5, "batch_size": 16, "warmup_ratio": 0.1},
-    "cmrc2018": {"learning_rate": 3e-5, "epochs": 2, "batch_size": 32, "warmup_ratio": 0.1},
-    "drcd": {"learning_rate": 3e-5, "epochs": 2, "batch_size": 32, "warmup_ratio": 0.1},
-    "chid": {"learning_rate": 2e-5, "epochs": 3, "batch_size": 24, "warmup_ratio": 0.06},
-    "c3": {"learning_rate": 2e-5, "epochs": 8, "batch_size": 24, "warmup_ratio": 0.1},
+#: What each size class changes against the task's reference values (``toy`` is the
+#: offline backbone ``hf-tiny``; ``base`` takes the task's values as they are).
+SIZE_RULES: dict[str, dict[str, Any]] = {
+    "toy": {"learning_rate": 5e-3},
+    "tiny": {"learning_rate": 1e-4, "epochs_scale": 2.0},
+    "small": {"learning_rate": 5e-5, "epochs_scale": 2.0},
+    "base": {},
+    "large": {"learning_rate_scale": 0.5},
 }
 
-#: Learning rate and epoch multiplier per size class (``toy`` is the offline backbone).
-_SIZE_RULES: dict[str, dict[str, float]] = {
-    "toy": {"learning_rate": 5e-3, "epoch_factor": 1.0},
-    "tiny": {"learning_rate": 1e-4, "epoch_factor": 2.0},
-    "small": {"learning_rate": 5e-5, "epoch_factor": 2.0},
-    "base": {"learning_rate": 0.0, "epoch_factor": 1.0},
-    "large": {"learning_rate": 0.0, "epoch_factor": 1.0},
-}
-_MAX_EPOCHS = 50
 
-
-def recipe(size_class: str, task: str) -> dict[str, Any]:
-    """The recommended learning rate, epochs, batch size and warmup of one size class on one task."""
-    base = dict(BASE_RECIPES[task])
-    rule = _SIZE_RULES[size_class]
-    if rule["learning_rate"]:
-        base["learning_rate"] = rule["learning_rate"]
-    elif size_class == "large":
-        base["learning_rate"] = round(base["learning_rate"] / 2, 7)
-    base["epochs"] = min(_MAX_EPOCHS, max(base["epochs"], round(base["epochs"] * rule["epoch_factor"])))
-    return base
-
-
-def hyperparameters(size_class: str) -> dict[str, Any]:
-    """A ModelSpec's ``hyperparameters``: flat defaults plus ``{"by_task": {task: recipe}}``.
-
-    The flat ``learning_rate`` applies to tasks without a recipe; ``by_task`` entries
-    override the task's own recommendations for the named task only.
-    """
-    flat: dict[str, Any] = {}
-    rule = _SIZE_RULES[size_class]
-    if rule["learning_rate"]:
-        flat["learning_rate"] = rule["learning_rate"]
-    elif size_class == "large":
-        flat["learning_rate"] = 1e-5
-    flat["by_task"] = {task: recipe(size_class, task) for task in BASE_RECIPES}
-    return flat
+def recommendations(size_class: str) -> Mapping[str, Mapping[str, Any]]:
+    """A ModelSpec's ``recommendations``: the size class's rule, for every example kind."""
+    rule = SIZE_RULES[size_class]
+    return {"*": dict(rule)} if rule else {}

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clue_core.errors import ClueError
-from clue_core.examples import ClassificationExample, MultipleChoiceExample, SpanExample
+from clue_core.plugin import ClassificationExample, ClueError, MultipleChoiceExample, SpanExample
 
 
 @dataclass
@@ -110,18 +109,22 @@ def _truncate_questions(tokenizer: Any, questions: list[str], max_query_length: 
     return cut
 
 
-def _answer_span(example: SpanExample) -> tuple[int, int] | None:
-    """Character range of the first gold answer; relocated by search if its offset is off."""
-    if not example.answers:
-        return None
-    text, start = example.answers[0]
-    if not text:
-        return None
-    if example.context[start:start + len(text)] != text:
-        start = example.context.find(text)
-        if start < 0:
-            return None
-    return start, start + len(text)
+def answer_span(example: SpanExample) -> tuple[int, int] | None:
+    """Character range of the first usable gold answer, or None when it has none.
+
+    Answers without an offset (``start`` None: the gold text is not a verbatim part of the
+    context, as in some official CMRC2018 dev answers) are skipped; an offset that is off
+    is relocated to the text's first occurrence. Scoring still sees every answer.
+    """
+    for text, start in example.answers or ():
+        if not text or start is None:
+            continue
+        if example.context[start:start + len(text)] != text:
+            start = example.context.find(text)
+            if start < 0:
+                continue
+        return start, start + len(text)
+    return None
 
 
 def check_span_settings(tokenizer: Any, max_length: int, doc_stride: int, max_query_length: int) -> None:
@@ -144,39 +147,47 @@ def encode_spans(
     """Question + sliding context windows overlapping by ``doc_stride`` tokens.
 
     Training windows that do not contain the whole answer point at the first token (the
-    usual SQuAD v1 treatment); decoding never considers it.
+    usual SQuAD v1 treatment); decoding never considers it. With labels, examples without
+    a usable answer (:func:`answer_span`) make no features, and a note counts them.
     """
     check_span_settings(tokenizer, max_length, doc_stride, max_query_length)
     token_types = uses_token_types(tokenizer)
-    questions = _truncate_questions(tokenizer, [e.question for e in examples], max_query_length)
+    kept = range(len(examples))
+    spans: list[tuple[int, int] | None] = []
+    if with_labels:  # an example without a usable answer teaches nothing: it is not trained on
+        located = [answer_span(e) for e in examples]
+        kept = [i for i, span in enumerate(located) if span is not None]
+        spans = [located[i] for i in kept]
+    chosen = [examples[i] for i in kept]
+    questions = _truncate_questions(tokenizer, [e.question for e in chosen], max_query_length)
     encoding = tokenizer(
         questions,
-        [e.context for e in examples],
+        [e.context for e in chosen],
         truncation="only_second",
         max_length=max_length,
         stride=doc_stride,
         return_overflowing_tokens=True,
         return_offsets_mapping=True,
         return_attention_mask=False,
-    )
-    spans = [_answer_span(e) for e in examples] if with_labels else []
-    unlocatable = sum(1 for e, s in zip(examples, spans) if s is None and e.answers)
+    ) if chosen else None
     features = Features([], [], [])
-    for i, example_index in enumerate(encoding["overflow_to_sample_mapping"]):
+    for i, position in enumerate(encoding["overflow_to_sample_mapping"] if encoding is not None else ()):
         sequence_ids = encoding.sequence_ids(i)
         offsets = [tuple(o) for o in encoding["offset_mapping"][i]]
         context = [s == 1 for s in sequence_ids]
         item = _item(encoding, i, token_types)
         if with_labels:
-            item["start_position"], item["end_position"] = _token_positions(spans[example_index], offsets, context)
+            item["start_position"], item["end_position"] = _token_positions(spans[position], offsets, context)
         features.items.append(item)
         features.lengths.append(len(item["input_ids"]))
-        features.example_index.append(example_index)
+        features.example_index.append(kept[position])
         features.offsets.append(offsets)  # type: ignore[arg-type]
         features.context_mask.append(context)
         features.context_ranges.append(_context_range(sequence_ids))
-    if unlocatable:
-        features.notes.append(f"{unlocatable} answers not found in their context were not used for training")
+    skipped = len(examples) - len(chosen)
+    if skipped:
+        features.notes.append(f"{skipped} of {len(examples)} examples have no answer located in their context "
+                              f"and were not used for training")
     return features
 
 

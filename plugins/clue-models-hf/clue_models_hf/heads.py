@@ -12,7 +12,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from clue_core.examples import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
 
 
 def auto_class(kind: str) -> Any:

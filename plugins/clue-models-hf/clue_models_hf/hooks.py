@@ -5,24 +5,26 @@ Three kinds of model names come from here:
 * ``hf:<hub id or local directory>``: the family; any Hugging Face encoder, or a model
   directory a previous run saved (it holds ``clue_model.json``);
 * ``hf:bert-base-chinese``, ``hf:hfl/rbt3``, ...: the catalogue, the same factory with the
-  part after ``hf:`` as argument, listed with size class, parameters and recipes;
+  part after ``hf:`` as argument, listed with size class, parameters and the size
+  class's recommendations (``catalogue.SIZE_RULES``);
 * ``hf-tiny``: the offline backbone, randomly initialised from a small configuration with
   a character vocabulary built from the training texts; it never downloads anything.
 """
 
 from __future__ import annotations
 
-from clue_core.hookspecs import hookimpl
-from clue_core.kinds import KINDS
-from clue_core.specs import ModelSpec
-from clue_models_hf.catalogue import CATALOGUE, hyperparameters
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ModelSpec, hookimpl
+from clue_models_hf.catalogue import CATALOGUE, recommendations
+from clue_models_hf.settings import COMMON, TINY
 
 FAMILY = "hf"
-TINY = "hf-tiny"
+TINY_NAME = "hf-tiny"
 FACTORY = "clue_models_hf.factory:create"
 TINY_FACTORY = "clue_models_hf.factory:create_tiny"
 #: Encoder parameters of the offline backbone with a 3,000-character vocabulary.
 TINY_PARAMETERS = 296_128
+#: The example kinds an encoder with an Auto head learns (open questions need a generator).
+KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE)
 
 
 @hookimpl
@@ -30,15 +32,16 @@ def clue_models() -> list[ModelSpec]:
     specs = [
         ModelSpec(FAMILY, FACTORY, KINDS,
                   "any Hugging Face encoder, hf:<hub id or save_pretrained directory>, fine-tuned with Accelerate",
-                  family=True),
-        ModelSpec(TINY, TINY_FACTORY, KINDS,
+                  family=True, settings=COMMON),
+        ModelSpec(TINY_NAME, TINY_FACTORY, KINDS,
                   "offline backbone: tiny random BERT with a character vocabulary from the training texts",
-                  size_class="toy", parameters=TINY_PARAMETERS, hyperparameters=hyperparameters("toy")),
+                  size_class="toy", parameters=TINY_PARAMETERS, settings=COMMON + TINY,
+                  recommendations=recommendations("toy")),
     ]
     specs.extend(
         ModelSpec(f"{FAMILY}:{entry.hub_id}", FACTORY, KINDS, entry.description,
-                  size_class=entry.size_class, parameters=entry.parameters,
-                  hyperparameters=hyperparameters(entry.size_class))
+                  size_class=entry.size_class, parameters=entry.parameters, settings=COMMON,
+                  recommendations=recommendations(entry.size_class))
         for entry in CATALOGUE
     )
     return specs

@@ -8,7 +8,6 @@ vocabulary, and a pretrained checkpoint is only loaded when there is work to do.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,28 +15,34 @@ from typing import Any
 
 import numpy as np
 
-from clue_core.atomic import write_json
-from clue_core.errors import ClueError
-from clue_core.examples import (
+from clue_core.plugin import (
     CLASSIFICATION,
+    MODEL_FILE,
     MULTIPLE_CHOICE,
     SPAN,
     ClassificationExample,
+    ClueError,
     Example,
     MultipleChoiceExample,
     Prediction,
+    RunContext,
     SpanExample,
+    TaskSpec,
+    is_main_process,
+    write_json,
 )
-from clue_core.specs import TaskSpec
 from clue_models_hf import encoding, loading, tiny
 from clue_models_hf.batching import Collator
-from clue_models_hf.runtime import check_mixed_precision, infer, make_accelerator, stack_padded
+from clue_models_hf.runtime import check_log_with, check_mixed_precision, infer, make_accelerator, stack_padded
 from clue_models_hf.settings import Settings
 from clue_models_hf.spans import decode_windows
 from clue_models_hf.training import BEST, Trainer
 
 TINY_SOURCE = "hf-tiny"
 BEST_WEIGHTS = "weights.safetensors"
+#: The seed of a model built without ``fit`` (predicting with a checkpoint as it is): the
+#: run context's default, so a fresh head is the same from run to run.
+DEFAULT_SEED = 42
 
 
 def texts_of(examples: Sequence[Example]) -> list[str]:
@@ -53,18 +58,28 @@ def texts_of(examples: Sequence[Example]) -> list[str]:
     return texts
 
 
-def is_main_process() -> bool:
-    return os.environ.get("RANK", "0") in ("", "0")
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class HFLearner:
-    """``fit`` / ``predict`` / ``save`` for any Auto head; see the package docs for config keys."""
+    """``fit`` / ``predict`` / ``save`` for any Auto head.
 
-    def __init__(self, task: TaskSpec, source: str, options: Mapping[str, Any]) -> None:
+    ``values`` are the model's declared settings (:mod:`clue_models_hf.settings`), as the
+    kernel converted them; run control (seed, resume, where checkpoints go, the primary
+    metric, dev scoring) comes with the run context in :meth:`fit`.
+    """
+
+    def __init__(self, task: TaskSpec, source: str, values: Mapping[str, Any]) -> None:
         self.task = task
         self.kind = task.kind
         self.source = source
-        self.options = dict(options)
+        self.values = dict(values)
+        self.settings = Settings.of(self.values)
+        self.seed = DEFAULT_SEED
+        self._echo: Callable[[str], None] = _stderr
+        check_mixed_precision(self.settings.mixed_precision)
+        check_log_with(self.settings.log_with)
         self.saved = None if source == TINY_SOURCE else loading.read_model_file(source)
         if self.saved and self.saved["kind"] != self.kind:
             raise ClueError(f"{source}: this model was trained for {self.saved['kind']} examples "
@@ -72,8 +87,11 @@ class HFLearner:
         self.labels: list[str] = list(task.labels) if self.kind == CLASSIFICATION else []
         if self.kind == CLASSIFICATION and not self.labels and self.saved:
             self.labels = list(self.saved.get("labels") or [])
-        self.settings = Settings.from_config(self.options)
-        check_mixed_precision(self.settings.mixed_precision)
+        #: load a hub id from the local cache only (the hub did not answer); checked before any work
+        self.local_only = False
+        if source != TINY_SOURCE and self.saved is None:
+            loading.check_source(source)
+            self.local_only = loading.hub_access(source, self._log)
         self.tokenizer: Any = None
         self.model: Any = None
         self.accelerator: Any = None
@@ -84,7 +102,7 @@ class HFLearner:
     # ---- building -------------------------------------------------------------------------
     def _log(self, message: str) -> None:
         if is_main_process():
-            print(f"[{self.task.name}] {message}", file=sys.stderr, flush=True)
+            self._echo(f"[{self.task.name}] {message}")
 
     def _build(self, texts: Sequence[str]) -> None:
         """Tokenizer and model: offline backbone from ``texts``, else the checkpoint in ``source``."""
@@ -93,22 +111,22 @@ class HFLearner:
         from accelerate.utils import set_seed
 
         loading.quiet_transformers()
-        set_seed(self.settings.seed)
+        set_seed(self.seed)
         head = self._head_options()
         if self.source == TINY_SOURCE:
             from clue_models_hf.heads import auto_class
 
-            size = int(self.options.get("tiny_vocab_size", tiny.TINY_DEFAULTS["tiny_vocab_size"]))
-            self.tokenizer = tiny.build_tokenizer(texts, size)
-            config = tiny.tiny_config(len(self.tokenizer), self.options, self.settings.max_length, **head)
+            self.tokenizer = tiny.build_tokenizer(texts, self.values["tiny_vocab_size"])
+            config = tiny.tiny_config(len(self.tokenizer), self.values, self.settings.max_length, **head)
             self.model = auto_class(self.kind).from_config(config)
         else:
             saved_labels = list(self.saved.get("labels") or []) if self.saved else []
             if self.saved and saved_labels != self.labels and not self._will_train:
                 raise ClueError(f"{self.source}: trained with labels {saved_labels}, but {self.task.name} has "
                                 f"{self.labels}; train it on this task first")
-            self.tokenizer = loading.load_tokenizer(self.source, self.settings.trust_remote_code)
-            self.model = loading.load_head(self.source, self.kind, self.labels, self.settings.trust_remote_code)
+            trust = self.settings.trust_remote_code
+            self.tokenizer = loading.load_tokenizer(self.source, trust, self.local_only)
+            self.model = loading.load_head(self.source, self.kind, self.labels, trust, self.local_only)
         if self.kind == SPAN and not getattr(self.tokenizer, "is_fast", True):
             raise ClueError(f"{self.source}: span extraction needs a fast tokenizer with character offsets")
 
@@ -144,13 +162,13 @@ class HFLearner:
     # ---- Learner protocol -----------------------------------------------------------------
     _will_train = False
 
-    def fit(self, train: Sequence[Example], dev: Sequence[Example], config: Mapping[str, Any], output_dir: Path,
-            score: Callable[[Sequence[Prediction]], dict[str, float]]) -> None:
-        """Fine-tune on ``train``, evaluating on ``dev`` and keeping the best checkpoint."""
-        self.options = {**self.options, **config}
-        self.settings = Settings.from_config(self.options)
+    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
+        """Fine-tune on ``train``, evaluating on ``dev`` with ``context.score`` and keeping the best
+        checkpoint (by ``context.primary_metric``) under ``context.training_dir``."""
+        self.seed = context.seed
+        self._echo = context.echo
         self._will_train = True
-        output_dir = Path(output_dir)
+        output_dir = Path(context.training_dir)
         if self.kind == CLASSIFICATION and not self.labels:
             self.labels = sorted({e.label for e in train if e.label is not None})
         self.accelerator = make_accelerator(self.settings, output_dir)
@@ -165,9 +183,10 @@ class HFLearner:
             dev_features = self._encode(dev, with_labels=False)  # once, not at every evaluation
 
             def evaluate() -> dict[str, float]:
-                return score(self._predict(dev, dev_features))
+                return context.score(self._predict(dev, dev_features))
         trainer = Trainer(self.accelerator, self.prepared, self.kind, self.settings, output_dir, evaluate,
-                          self._save_weights, self._log)
+                          self._save_weights, self._log, seed=context.seed, resume=context.resume,
+                          primary_metric=context.primary_metric)
         trainer.train(features, self._collator())
         self._restore_best(output_dir / BEST)
         self.trained = True
@@ -185,7 +204,7 @@ class HFLearner:
         directory.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
-        write_json(directory / loading.MODEL_FILE, {
+        write_json(directory / MODEL_FILE, {
             "model": "hf",
             "task": self.task.name,
             "kind": self.kind,

@@ -2,20 +2,32 @@
 
 Every failure a user can cause (a typo in a hub id, no network, a directory without
 weights, a checkpoint that needs remote code) becomes one :class:`ClueError` line.
+
+Without network, transformers retries the hub for most of a minute before it says so.
+Before a hub id is loaded, :func:`hub_access` therefore sends one HTTP request (a few
+seconds at most, no retries) to the hub endpoint (``HF_ENDPOINT``, else huggingface.co):
+when nothing answers, a model in the local Hugging Face cache loads from there without
+another connection, and any other model stops at once with one line naming the model
+and the endpoint. ``HF_HUB_OFFLINE=1`` skips the request and uses the cache only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
+from clue_core.plugin import MODEL_FILE, ClueError
 from clue_models_hf.heads import auto_class
 
-MODEL_FILE = "clue_model.json"
+DEFAULT_ENDPOINT = "https://huggingface.co"
+#: Seconds the hub probe waits for a connection and for an answer.
+PROBE_TIMEOUT = 3.0
+_TRUE = ("1", "true", "yes", "on")
+#: endpoint -> why it did not answer (None: it answered); one probe per endpoint and process
+_PROBED: dict[str, str | None] = {}
 
 
 def quiet_transformers() -> None:
@@ -50,6 +62,78 @@ def _explain(source: str, exc: Exception) -> ClueError:
     return ClueError(f"cannot load {where} {source!r}: {text}{hint}")
 
 
+def hub_endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def offline_mode() -> bool:
+    """``HF_HUB_OFFLINE`` (or transformers' older ``TRANSFORMERS_OFFLINE``) is set."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def probe_hub(endpoint: str, timeout: float = PROBE_TIMEOUT) -> str | None:
+    """None if ``endpoint`` answers one HTTP request (any status), else the reason it did not.
+
+    One request through the environment's proxy settings, as the hub client makes them;
+    no retries.
+    """
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{endpoint}/", method="HEAD", headers={"User-Agent": "clue-models-hf"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return None
+    except urllib.error.HTTPError:
+        return None  # an answer, whatever its status: the hub is there
+    except urllib.error.URLError as exc:
+        return _reason(exc.reason)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return _reason(exc)
+
+
+def _reason(exc: object) -> str:
+    text = str(exc).strip()
+    return text or type(exc).__name__
+
+
+def in_cache(repo_id: str) -> bool:
+    """Whether the Hugging Face cache holds ``repo_id``'s configuration (no network involved)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:  # an id the hub client refuses (HFValidationError): not cached
+        return False
+
+
+def hub_access(source: str, log: Callable[[str], None]) -> bool:
+    """For a hub id: whether to load from the local cache only; a ClueError when it cannot load.
+
+    Local directories return False without any check of the network.
+    """
+    if Path(source).expanduser().is_dir():
+        return False
+    if offline_mode():
+        if in_cache(source):
+            return True
+        raise ClueError(f"cannot load hub id {source!r}: HF_HUB_OFFLINE is set and it is not in the local Hugging "
+                        f"Face cache")
+    endpoint = hub_endpoint()
+    if endpoint not in _PROBED:
+        _PROBED[endpoint] = probe_hub(endpoint)
+    reason = _PROBED[endpoint]
+    if reason is None:
+        return False
+    if in_cache(source):
+        log(f"the Hugging Face hub at {endpoint} is unreachable ({reason}); loading {source} from the local cache")
+        return True
+    raise ClueError(f"cannot load hub id {source!r}: the Hugging Face hub at {endpoint} is unreachable ({reason}) "
+                    f"and the model is not in the local Hugging Face cache; download it once with network (models "
+                    f"stay in the cache) or pass hf:<local directory>")
+
+
 def check_source(source: str) -> None:
     path = Path(source).expanduser()
     looks_local = source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
@@ -57,7 +141,7 @@ def check_source(source: str) -> None:
         raise ClueError(f"{source}: no such model directory")
 
 
-def load_tokenizer(source: str, trust_remote_code: bool) -> Any:
+def load_tokenizer(source: str, trust_remote_code: bool, local_only: bool = False) -> Any:
     """AutoTokenizer; falls back to BERT's tokenizer for checkpoints that ship only ``vocab.txt``.
 
     (CLUE's ALBERT models pair an ALBERT encoder with a BERT vocabulary, which
@@ -67,7 +151,8 @@ def load_tokenizer(source: str, trust_remote_code: bool) -> Any:
 
     check_source(source)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                                  local_files_only=local_only)
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError... for bad checkpoints
         vocab = Path(source).expanduser() / "vocab.txt"
         if not vocab.is_file():
@@ -78,16 +163,17 @@ def load_tokenizer(source: str, trust_remote_code: bool) -> Any:
     return tokenizer
 
 
-def load_head(source: str, kind: str, labels: Sequence[str], trust_remote_code: bool) -> Any:
+def load_head(source: str, kind: str, labels: Sequence[str], trust_remote_code: bool, local_only: bool = False
+              ) -> Any:
     """The task head for ``kind`` on top of ``source``'s encoder (head freshly initialised if new)."""
     from transformers import AutoConfig
 
     check_source(source)
     try:
-        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code)
+        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, local_files_only=local_only)
     except Exception as exc:
         raise _explain(source, exc) from None
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"local_files_only": local_only}
     if labels:
         id2label = dict(enumerate(labels))
         old = [config.id2label[i] for i in sorted(config.id2label)] if getattr(config, "id2label", None) else []

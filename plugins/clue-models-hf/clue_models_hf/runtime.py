@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
 from clue_models_hf.batching import Collator
 from clue_models_hf.encoding import Features
 from clue_models_hf.heads import forward
@@ -41,6 +41,14 @@ def native_cpu_bf16() -> bool:
     return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
 
 
+def check_log_with(tracker: str) -> None:
+    """``log_with=tensorboard`` needs TensorBoard (or tensorboardX) installed; say so before training."""
+    import importlib.util
+
+    if tracker == "tensorboard" and not any(importlib.util.find_spec(m) for m in ("tensorboard", "tensorboardX")):
+        raise ClueError("log_with=tensorboard needs TensorBoard: pip install 'clue-models-hf[tensorboard]'")
+
+
 def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any:
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState, GradientState
@@ -51,14 +59,7 @@ def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any
     GradientState._reset_state()
     options: dict[str, Any] = {}
     if settings.log_with and project_dir is not None:
-        try:
-            import tensorboard  # noqa: F401
-        except ImportError:
-            try:
-                import tensorboardX  # noqa: F401
-            except ImportError:
-                raise ClueError("log_with=tensorboard needs TensorBoard: pip install 'clue-models-hf[tensorboard]'"
-                                ) from None
+        check_log_with(settings.log_with)
         options["log_with"] = settings.log_with
     if project_dir is not None:
         options["project_config"] = ProjectConfiguration(project_dir=str(project_dir),

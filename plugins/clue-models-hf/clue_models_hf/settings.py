@@ -1,7 +1,15 @@
-"""The run config keys the Hugging Face learner reads, checked once with clear errors.
+"""The settings the Hugging Face learner reads, declared for the kernel.
 
-Values come from the flat config the runner resolves (task < model < config file <
-``--set``), so a typo or a wrong type must end in one ``error:`` line naming the key.
+The kernel merges every layer (declared default < task recommendation < model
+recommendation < config file < ``--set``), converts each value to its declared type and
+checks its bounds once, so a typo or a wrong value ends in one ``error:`` line before
+anything is written. What reaches the factory is a dict of exactly these names;
+:class:`Settings` is a typed view of it. Checks that one declaration cannot express
+(``doc_stride`` against ``max_length``, the offline backbone's head count against its
+width) are in :func:`cross_check`.
+
+Run control is not a setting: the seed, ``--resume``, the primary metric and where
+checkpoints go come from the run context.
 """
 
 from __future__ import annotations
@@ -10,100 +18,139 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from clue_core.errors import ClueError
+from clue_core.plugin import SPAN, ClueError, Setting
 
 MIXED_PRECISION = ("no", "bf16", "fp16")
+#: Scaled epochs never exceed this (CLUEWSC2020's reference is already 50).
+MAX_SCALED_EPOCHS = 50
+
+
+def _schedule(name: str, kind: type, default: Any, help: str, **bounds: Any) -> Setting:
+    return Setting(name, kind, default, help, schedule=True, **bounds)
+
+
+#: Settings of every hf model: the family, the catalogue and the offline backbone.
+COMMON: tuple[Setting, ...] = (
+    _schedule("learning_rate", float, 2e-5, "AdamW peak learning rate (before learning_rate_scale)", above=0.0,
+              report=True),
+    _schedule("learning_rate_scale", float, 1.0,
+              "multiplies learning_rate (large models: 0.5, half the task's reference rate)", above=0.0),
+    _schedule("epochs", int, 3, "passes over the training data (before epochs_scale)", minimum=1, report=True),
+    _schedule("epochs_scale", float, 1.0,
+              f"multiplies epochs, rounded, never below epochs nor above {MAX_SCALED_EPOCHS} (tiny and small "
+              "models: 2)", minimum=1.0),
+    _schedule("batch_size", int, 32, "training examples per optimizer step and process (before accumulation)",
+              minimum=1, report=True),
+    Setting("eval_batch_size", int, 64, "examples per prediction batch and process", minimum=1),
+    _schedule("gradient_accumulation_steps", int, 1, "batches accumulated into one optimizer step", minimum=1),
+    _schedule("warmup_ratio", float, 0.1, "share of the steps with a linear warmup (then linear decay)",
+              minimum=0.0, maximum=1.0),
+    _schedule("weight_decay", float, 0.01, "AdamW weight decay (not on biases and LayerNorm weights)", minimum=0.0),
+    _schedule("max_grad_norm", float, 1.0, "gradient clipping norm (0 = off)", minimum=0.0),
+    _schedule("max_length", int, 128, "tokens per input (span extraction: per window)", minimum=1, report=True),
+    _schedule("max_steps", int, 0, "optimizer steps; overrides epochs when > 0", minimum=0),
+    _schedule("doc_stride", int, 128, "span extraction: tokens shared by consecutive context windows", minimum=0),
+    _schedule("max_query_length", int, 64, "span extraction: question tokens kept", minimum=1),
+    Setting("max_answer_length", int, 50, "span extraction: longest answer in tokens", minimum=1),
+    Setting("n_best", int, 20, "span extraction: start and end candidates per window", minimum=1),
+    _schedule("mixed_precision", str, "no", "autocast: bf16 (GPU, CPU) or fp16 (GPU only)", choices=MIXED_PRECISION),
+    _schedule("eval_every", int, "epoch", "evaluate on dev every N optimizer steps, or every epoch", minimum=1,
+              also=("epoch",)),
+    _schedule("early_stopping_patience", int, 0, "stop after this many evaluations without a better primary "
+              "metric (0 = never)", minimum=0),
+    Setting("save_every", int, 0, "checkpoint every N optimizer steps for --resume (0 = never)", minimum=0),
+    Setting("save_total_limit", int, 2, "checkpoints kept, newest first (0 = all)", minimum=0),
+    Setting("trust_remote_code", bool, False, "allow checkpoints that ship their own model code"),
+    Setting("log_with", str, "", "'tensorboard': training curves in training/logs/", choices=("", "tensorboard")),
+    Setting("logging_steps", int, 10, "loss and learning-rate reporting interval in optimizer steps", minimum=1),
+    Setting("progress", bool, True, "tqdm progress bar (main process, terminals only)"),
+)
+
+#: Settings of the offline backbone ``hf-tiny`` only: its shape and vocabulary.
+TINY: tuple[Setting, ...] = (
+    _schedule("tiny_hidden_size", int, 64, "hf-tiny: hidden size", minimum=1),
+    _schedule("tiny_num_layers", int, 2, "hf-tiny: encoder layers", minimum=1),
+    _schedule("tiny_num_heads", int, 2, "hf-tiny: attention heads (must divide tiny_hidden_size)", minimum=1),
+    _schedule("tiny_intermediate_size", int, 128, "hf-tiny: feed-forward width", minimum=1),
+    _schedule("tiny_vocab_size", int, 6000, "hf-tiny: most frequent training characters kept in the vocabulary",
+              minimum=16),
+)
 
 
 @dataclass(frozen=True)
 class Settings:
-    learning_rate: float = 2e-5
-    epochs: int = 3
-    batch_size: int = 32
-    eval_batch_size: int = 64
-    max_length: int = 128
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    gradient_accumulation_steps: int = 1
-    max_grad_norm: float = 1.0
-    seed: int = 42
-    doc_stride: int = 128
-    max_query_length: int = 64
-    max_answer_length: int = 50
-    n_best: int = 20
-    mixed_precision: str = "no"
-    eval_every: str | int = "epoch"
-    early_stopping_patience: int = 0
-    save_every: int = 0
-    save_total_limit: int = 2
-    resume: bool = False
-    max_steps: int = 0
-    trust_remote_code: bool = False
-    log_with: str = ""
-    logging_steps: int = 10
-    progress: bool = True
-    primary_metric: str = "accuracy"
+    """The values of :data:`COMMON`, typed (no defaults here: the declarations own them)."""
+
+    learning_rate: float
+    learning_rate_scale: float
+    epochs: int
+    epochs_scale: float
+    batch_size: int
+    eval_batch_size: int
+    gradient_accumulation_steps: int
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float
+    max_length: int
+    max_steps: int
+    doc_stride: int
+    max_query_length: int
+    max_answer_length: int
+    n_best: int
+    mixed_precision: str
+    eval_every: int | str
+    early_stopping_patience: int
+    save_every: int
+    save_total_limit: int
+    trust_remote_code: bool
+    log_with: str
+    logging_steps: int
+    progress: bool
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> Settings:
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in config or config[f.name] is None:
-                continue
-            values[f.name] = _coerce(f.name, config[f.name], f.default)
-        settings = cls(**values)
-        settings._check()
-        return settings
+    def of(cls, values: Mapping[str, Any]) -> Settings:
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
 
-    def _check(self) -> None:
-        positive = ("epochs", "batch_size", "eval_batch_size", "max_length", "gradient_accumulation_steps",
-                    "max_query_length", "max_answer_length", "n_best", "logging_steps")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ClueError(f"config key '{name}': must be positive, got {getattr(self, name)}")
-        for name in ("early_stopping_patience", "save_every", "max_steps", "doc_stride", "save_total_limit"):
-            if getattr(self, name) < 0:
-                raise ClueError(f"config key '{name}': must not be negative, got {getattr(self, name)}")
-        if self.learning_rate <= 0:
-            raise ClueError(f"config key 'learning_rate': must be positive, got {self.learning_rate}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ClueError(f"config key 'warmup_ratio': must be in [0, 1), got {self.warmup_ratio}")
-        if self.mixed_precision not in MIXED_PRECISION:
-            raise ClueError(f"config key 'mixed_precision': expected one of {', '.join(MIXED_PRECISION)}, "
-                            f"got {self.mixed_precision!r}")
-        if self.eval_every != "epoch" and (not isinstance(self.eval_every, int) or self.eval_every <= 0):
-            raise ClueError(f"config key 'eval_every': expected 'epoch' or a positive number of steps, "
-                            f"got {self.eval_every!r}")
-        if self.log_with not in ("", "tensorboard"):
-            raise ClueError(f"config key 'log_with': only 'tensorboard' is supported, got {self.log_with!r}")
+    @property
+    def effective_learning_rate(self) -> float:
+        return self.learning_rate * self.learning_rate_scale
+
+    @property
+    def effective_epochs(self) -> int:
+        return scaled_epochs(self.epochs, self.epochs_scale)
 
 
-def _coerce(name: str, value: Any, default: Any) -> Any:
-    """Accept what ``--set`` and config files produce (``"1e-4"``, ``"true"``); reject the rest."""
-    if name == "eval_every":
-        if value == "epoch":
-            return value
-        name_type: type = int
-    else:
-        name_type = type(default)
-    try:
-        if name_type is bool:
-            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
-                return value.lower() in ("true", "yes", "1")
-            if isinstance(value, bool) or value in (0, 1):
-                return bool(value)
-            raise ValueError
-        if name_type is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError
-            return int(value)
-        if name_type is float:
-            if isinstance(value, bool):
-                raise ValueError
-            return float(value)
-        if name_type is str:
-            return str(value)
-    except (TypeError, ValueError):
-        pass
-    expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[name_type]
-    raise ClueError(f"config key '{name}': expected {expected}, got {value!r}")
+def scaled_epochs(epochs: int, scale: float) -> int:
+    """``epochs`` times ``scale``, rounded; scaling never cuts epochs, nor raises them past 50.
+
+    (A reference above 50 epochs, which only a user sets, is kept as it is.)
+    """
+    return max(epochs, min(MAX_SCALED_EPOCHS, round(epochs * scale)))
+
+
+def complete(declared: tuple[Setting, ...], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared defaults under ``values`` (the kernel passes every name; Python callers may not).
+
+    A name nothing declares is a programming error, not a user's: the kernel rejects those
+    with a did-you-mean before any factory runs.
+    """
+    names = {s.name for s in declared}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise TypeError(f"not settings of this model: {', '.join(unknown)}")
+    return {**{s.name: s.default for s in declared}, **values}
+
+
+def cross_check(values: Mapping[str, Any], kind: str) -> None:
+    """What single declarations cannot say; one ``ClueError`` line, before anything is written.
+
+    The exact ``doc_stride`` bound depends on the tokenizer's special tokens and is checked
+    again when windows are made; this catches the values no tokenizer can use.
+    """
+    if kind == SPAN and values["doc_stride"] >= values["max_length"] - values["max_query_length"]:
+        raise ClueError(f"setting 'doc_stride' ({values['doc_stride']}) must be smaller than max_length - "
+                        f"max_query_length ({values['max_length']} - {values['max_query_length']}) minus the "
+                        f"tokenizer's special tokens")
+    if "tiny_num_heads" in values and values["tiny_hidden_size"] % values["tiny_num_heads"]:
+        raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
+                        f"({values['tiny_hidden_size']})")

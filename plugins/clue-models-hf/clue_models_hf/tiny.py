@@ -14,16 +14,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from clue_models_hf.settings import TINY
+
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
-#: Defaults for the ``tiny_*`` config keys.
-TINY_DEFAULTS: dict[str, int] = {
-    "tiny_hidden_size": 64,
-    "tiny_num_layers": 2,
-    "tiny_num_heads": 2,
-    "tiny_intermediate_size": 128,
-    "tiny_vocab_size": 6000,
-}
+#: Defaults of the ``tiny_*`` settings (declared in :data:`clue_models_hf.settings.TINY`).
+TINY_DEFAULTS: dict[str, int] = {s.name: s.default for s in TINY}
 
 
 def _is_cjk(char: str) -> bool:
@@ -68,7 +64,7 @@ def build_tokenizer(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vo
 
 
 def tiny_config(vocab_size: int, config: Mapping[str, Any], max_length: int, **head: Any) -> Any:
-    """A small BertConfig; sizes come from the ``tiny_*`` keys of the run config."""
+    """A small BertConfig; sizes come from the ``tiny_*`` settings (defaults for missing ones)."""
     from transformers import BertConfig
 
     value = {key: int(config.get(key, default)) for key, default in TINY_DEFAULTS.items()}

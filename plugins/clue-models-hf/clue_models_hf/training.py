@@ -30,8 +30,7 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
-from clue_core.atomic import write_json
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError, write_json
 from clue_models_hf.batching import Collator, LengthGroupedBatches
 from clue_models_hf.encoding import Features
 from clue_models_hf.heads import forward
@@ -101,8 +100,12 @@ class Trainer:
 
     def __init__(self, accelerator: Any, model: Any, kind: str, settings: Settings, output_dir: Path,
                  evaluate: Callable[[], dict[str, float]] | None, save_best: Callable[[Path], None],
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], *, seed: int, resume: bool = False,
+                 primary_metric: str = "accuracy") -> None:
         self.accelerator = accelerator
+        self.seed = seed
+        self.resume = resume
+        self.primary_metric = primary_metric
         self.model = model
         self.kind = kind
         self.settings = settings
@@ -122,27 +125,29 @@ class Trainer:
         if not len(features):
             raise ClueError("no training examples (pass --no-train to predict with the model as it is)")
         self._clock = time.perf_counter()
-        sampler = LengthGroupedBatches(features.lengths, s.batch_size, s.seed)
+        sampler = LengthGroupedBatches(features.lengths, s.batch_size, self.seed)
         dataset = [dict(item, index=i) for i, item in enumerate(features.items)]
         loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collator,
-                            generator=torch.Generator().manual_seed(s.seed))
-        optimizer = make_optimizer(self._parameter_groups(), s.learning_rate, acc.device)
+                            generator=torch.Generator().manual_seed(self.seed))
+        learning_rate = s.effective_learning_rate
+        optimizer = make_optimizer(self._parameter_groups(), learning_rate, acc.device)
         optimizer, loader = acc.prepare(optimizer, loader)
         model = self.model
         steps_per_epoch = math.ceil(len(loader) / s.gradient_accumulation_steps)
-        total = s.max_steps or s.epochs * steps_per_epoch
+        total = s.max_steps or s.effective_epochs * steps_per_epoch
         epochs = math.ceil(total / steps_per_epoch)
         warmup = round(total * s.warmup_ratio)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer.optimizer, linear_schedule(warmup, total))
         acc.register_for_checkpointing(scheduler)
         self.state.total_steps = total
-        if s.resume:
+        if self.resume:
             self._resume()
         if s.log_with:
             acc.init_trackers("clue", config={k: v for k, v in asdict(s).items()
                                               if isinstance(v, int | float | str | bool)})
         self.log(f"training: {len(features)} features, {total} steps ({epochs} epochs × {steps_per_epoch}), "
-                 f"world size {acc.num_processes}, mixed precision {s.mixed_precision}")
+                 f"learning rate {learning_rate:g}, world size {acc.num_processes}, "
+                 f"mixed precision {s.mixed_precision}")
         if s.mixed_precision == "bf16" and acc.device.type == "cpu" and not native_cpu_bf16():
             self.log("note: this CPU has no native bf16 (AVX512-BF16/AMX); bf16 runs emulated, many times slower "
                      "than fp32 (mixed_precision=no is the fast choice here)")
@@ -272,7 +277,7 @@ class Trainer:
         if self.evaluate is None:
             return
         metrics = self.evaluate()
-        primary = self.settings.primary_metric
+        primary = self.primary_metric
         if primary not in metrics:
             raise ClueError(f"the dev metrics {sorted(metrics)} lack the primary metric {primary!r}")
         value = float(metrics[primary])
@@ -300,7 +305,7 @@ class Trainer:
             staging = self.output_dir / f".{BEST}.tmp"
             shutil.rmtree(staging, ignore_errors=True)
             self.save_best(staging)
-            write_json(staging / "best.json", {"step": self.state.global_step, "metric": self.settings.primary_metric,
+            write_json(staging / "best.json", {"step": self.state.global_step, "metric": self.primary_metric,
                                                "value": self.state.best_metric})
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)

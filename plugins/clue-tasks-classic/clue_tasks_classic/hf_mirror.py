@@ -22,8 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import write_jsonl
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError, write_jsonl
 from clue_tasks_classic import labels
 
 HUB_DATASET = "clue/clue"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from clue_core.hookspecs import hookimpl
-from clue_core.specs import TaskSpec
+from clue_core.plugin import TaskSpec, hookimpl
 from clue_tasks_classic.catalog import TASKS
 
 

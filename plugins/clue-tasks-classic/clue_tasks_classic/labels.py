@@ -2,8 +2,9 @@
 
 Labels are always strings (TNEWS ``"100"``, IFLYTEK ``"0"``, CLUEWSC ``"true"``): the
 leaderboard compares label strings, and a submission with class indices scores zero.
-The TNEWS descriptions are those of the official ``labels.json``; the IFLYTEK ones
-mirror its ``labels.json`` too, and a reader prefers the file's text where present.
+The TNEWS descriptions are those of the official ``labels.json`` (English keys; their
+Chinese category names are in ``TNEWS_NAMES``); the IFLYTEK ones mirror its
+``labels.json`` too and are the Chinese app category names.
 """
 
 from __future__ import annotations
@@ -30,6 +31,25 @@ TNEWS_DESCRIPTIONS = {
     "116": "news_game",
 }
 TNEWS = tuple(TNEWS_DESCRIPTIONS)
+
+#: The Chinese category names of TNEWS (the words an LLM answers with).
+TNEWS_NAMES = {
+    "100": "故事",
+    "101": "文化",
+    "102": "娱乐",
+    "103": "体育",
+    "104": "财经",
+    "106": "房产",
+    "107": "汽车",
+    "108": "教育",
+    "109": "科技",
+    "110": "军事",
+    "112": "旅游",
+    "113": "国际",
+    "114": "证券",
+    "115": "农业",
+    "116": "电竞",
+}
 
 _IFLYTEK_NAMES = (
     "打车", "地图导航", "免费WIFI", "租车", "同城服务", "快递物流", "婚庆", "家政", "公共交通", "政务", "社区服务",

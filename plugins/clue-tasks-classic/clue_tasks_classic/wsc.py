@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clue_core.errors import InputError
+from clue_core.plugin import InputError
 
 NOUN_MARKS = ("_", "_")
 PRONOUN_MARKS = ("[", "]")

@@ -21,57 +21,60 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.data import find_file
-from clue_core.errors import DataError, InputError
-from clue_core.examples import MultipleChoiceExample, Prediction, SplitData
-from clue_core.jsonio import read_json
+from clue_core.plugin import (
+    DataError,
+    InputError,
+    MultipleChoiceExample,
+    Prediction,
+    SplitData,
+    TaskSpec,
+    find_file,
+    read_json,
+)
 
-SPLIT_FILES = {
-    "train": ("d-train.json", "m-train.json"),
-    "dev": ("d-dev.json", "m-dev.json"),
-    "test1.0": ("test1.0.json",),
-    "test1.1": ("test1.1.json",),
-}
 USUAL_MAX_CHOICES = 4
 
 
-def read(data_dir: Path, split: str) -> SplitData:
+def split_files(task: TaskSpec, split: str) -> tuple[str, ...]:
+    """train/dev: the d- (dialogue) file, then the m- (mixed-genre) file; a test split: ``{split}.json``."""
+    return (f"d-{split}.json", f"m-{split}.json") if split in task.splits else (f"{split}.json",)
+
+
+def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
     """Reader of the c3 task."""
-    if split not in SPLIT_FILES:
-        raise InputError(data_dir, f"unknown split {split!r} (known: {', '.join(SPLIT_FILES)})")
-    test = split.startswith("test")
+    test = split not in task.splits
     examples: list[MultipleChoiceExample] = []
+    where: list[str] = []
     files: list[str] = []
-    for name in SPLIT_FILES[split]:
+    for name in split_files(task, split):
         path = find_file(Path(data_dir), name)
-        assert path is not None
         files.append(str(path))
-        examples.extend(_read_file(path, test=test, first_index=len(examples)))
+        _read_file(path, test=test, examples=examples, where=where)
     notes: list[str] = []
     long_lists = sum(len(example.choices) > USUAL_MAX_CHOICES for example in examples)
     if long_lists:
         notes.append(f"questions with more than {USUAL_MAX_CHOICES} choices: {long_lists} (all choices kept)")
-    return SplitData(examples=tuple(examples), notes=tuple(notes), files=tuple(files))
+    return SplitData(examples=tuple(examples), notes=tuple(notes), files=tuple(files), where=tuple(where))
 
 
-def _read_file(path: Path, *, test: bool, first_index: int) -> list[MultipleChoiceExample]:
+def _read_file(path: Path, *, test: bool, examples: list[MultipleChoiceExample], where: list[str]) -> None:
+    """Append the questions of one file; ids continue the running index (train/dev) or are the file's (test)."""
     documents = read_json(path)
     if not isinstance(documents, list):
         raise InputError(path, f"expected a JSON array of documents, got {type(documents).__name__}")
-    examples: list[MultipleChoiceExample] = []
-    seen: set[Any] = set()
     for d, document in enumerate(documents):
-        where = f"document {d}"
+        dwhere = f"document {d}"
         if not isinstance(document, list) or len(document) < 2:
-            raise InputError(path, "expected [context, questions, id]", record=where)
+            raise InputError(path, "expected [context, questions, id]", record=dwhere)
         context_lines, questions = document[0], document[1]
         if not isinstance(context_lines, list) or not all(isinstance(line, str) for line in context_lines):
-            raise InputError(path, "expected a list of strings", record=where, field="context")
+            raise InputError(path, "expected a list of strings", record=dwhere, field="context")
         if not isinstance(questions, list):
-            raise InputError(path, f"expected a list, got {type(questions).__name__}", record=where, field="questions")
+            raise InputError(path, f"expected a list, got {type(questions).__name__}", record=dwhere,
+                             field="questions")
         context = "\n".join(context_lines)
         for q, item in enumerate(questions):
-            qwhere = f"{where} question {q}"
+            qwhere = f"{dwhere} question {q}"
             if not isinstance(item, dict):
                 raise InputError(path, f"expected an object, got {type(item).__name__}", record=qwhere)
             question = _get(item, "question", str, path, qwhere)
@@ -80,22 +83,20 @@ def _read_file(path: Path, *, test: bool, first_index: int) -> list[MultipleChoi
                 raise InputError(path, "expected a list of at least 2 strings", record=qwhere, field="choice")
             if test:
                 qid = _get(item, "id", int, path, qwhere)
-                if qid in seen:
-                    raise InputError(path, "duplicate question id", record=f"{qwhere} (id {qid})", field="id")
-                seen.add(qid)
                 label = None
+                where.append(f"{path} (id {qid})")
             else:
-                qid = first_index + len(examples)
+                qid = len(examples)
                 answer = _get(item, "answer", str, path, qwhere)
                 if answer not in choices:
                     raise InputError(
                         path, f"answer {answer!r} is not one of the choices", record=qwhere, field="answer"
                     )
                 label = choices.index(answer)
+                where.append(f"{path} ({qwhere})")
             examples.append(
                 MultipleChoiceExample(id=qid, context=context, question=question, choices=tuple(choices), label=label)
             )
-    return examples
 
 
 def _get(item: dict[str, Any], name: str, expected: type, path: Path, where: str) -> Any:

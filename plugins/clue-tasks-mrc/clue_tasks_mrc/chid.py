@@ -22,10 +22,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.data import find_file
-from clue_core.errors import InputError
-from clue_core.examples import MultipleChoiceExample, Prediction, SplitData
-from clue_core.jsonio import field, iter_jsonl, read_json
+from clue_core.plugin import (
+    ClueError,
+    InputError,
+    MultipleChoiceExample,
+    Prediction,
+    SplitData,
+    TaskSpec,
+    field,
+    find_file,
+    iter_jsonl,
+    read_json,
+)
 
 TAG = re.compile(r"#idiom\d{6}#")
 #: How the blank being asked about is written in its context (an idiom has 4 characters).
@@ -37,13 +45,6 @@ OTHER_BLANK = "□□□□"
 #: 4-character candidate this fits the recommended 64-token length.
 WINDOW = 24
 
-SPLIT_FILES = {
-    "train": ("train.json", "train_answer.json"),
-    "dev": ("dev.json", "dev_answer.json"),
-    "test1.0": ("test1.0.json", None),
-    "test1.1": ("test1.1.json", None),
-}
-
 
 def blank_window(passage: str, start: int, end: int, window: int = WINDOW) -> str:
     """The text around ``passage[start:end]`` with that blank as BLANK, other blanks masked."""
@@ -52,22 +53,22 @@ def blank_window(passage: str, start: int, end: int, window: int = WINDOW) -> st
     return left[-window:] + BLANK + right[:window] if window else left + BLANK + right
 
 
-def read(data_dir: Path, split: str) -> SplitData:
-    """Reader of the chid task: train, dev (with answers), test1.0, test1.1."""
-    if split not in SPLIT_FILES:
-        raise InputError(data_dir, f"unknown split {split!r} (known: {', '.join(SPLIT_FILES)})")
-    name, answer_name = SPLIT_FILES[split]
-    path = find_file(Path(data_dir), name)
-    assert path is not None
+def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
+    """Reader of the chid task: ``{split}.json``, with ``{split}_answer.json`` for train and dev.
+
+    Answer indices are checked against the candidates by clue-core (multiple-choice labels
+    in range); this reader finds each blank's answer and keeps the line's structure.
+    """
+    path = find_file(Path(data_dir), f"{split}.json")
     files = [str(path)]
     answers: dict[str, int] | None = None
     answer_path: Path | None = None
-    if answer_name is not None:
-        answer_path = find_file(Path(data_dir), answer_name)
-        assert answer_path is not None
+    if split in task.splits:
+        answer_path = find_file(Path(data_dir), f"{split}_answer.json")
         answers = _read_answers(answer_path)
         files.append(str(answer_path))
     examples: list[MultipleChoiceExample] = []
+    where: list[str] = []
     seen: set[str] = set()
     for line_number, record in iter_jsonl(path):
         candidates = field(record, "candidates", list, path=path, line=line_number)
@@ -83,12 +84,14 @@ def read(data_dir: Path, split: str) -> SplitData:
                 )
             for match in TAG.finditer(passage):
                 tag = match.group()
-                if tag in seen:
-                    raise InputError(path, f"blank {tag} occurs twice", line=line_number, field="content")
-                seen.add(tag)
                 blanks += 1
                 label = None
                 if answers is not None:
+                    # answers are keyed by tag: a tag twice in one file has no answer of its own
+                    # (test files: clue-core refuses duplicate ids itself)
+                    if tag in seen:
+                        raise InputError(path, f"blank {tag} occurs twice", line=line_number, field="content")
+                    seen.add(tag)
                     if tag not in answers:
                         raise InputError(
                             answer_path or path,
@@ -96,23 +99,18 @@ def read(data_dir: Path, split: str) -> SplitData:
                             record=tag,
                         )
                     label = answers[tag]
-                    if not 0 <= label < len(candidates):
-                        raise InputError(
-                            answer_path or path,
-                            f"answer index {label} outside the {len(candidates)} candidates of line {line_number}",
-                            record=tag,
-                        )
                 context = blank_window(passage, match.start(), match.end())
                 examples.append(
                     MultipleChoiceExample(
                         id=tag, context=context, question="", choices=tuple(candidates), label=label, group=group
                     )
                 )
+                where.append(f"{path}:{line_number}")
         if blanks > len(candidates):
             raise InputError(
                 path, f"{blanks} blanks but only {len(candidates)} candidates", line=line_number, field="content"
             )
-    return SplitData(examples=tuple(examples), files=tuple(files))
+    return SplitData(examples=tuple(examples), files=tuple(files), where=tuple(where))
 
 
 def _read_answers(path: Path) -> dict[str, int]:
@@ -262,15 +260,15 @@ DECODERS = {"exact": decode_exact, "greedy": decode_greedy}
 def decode(
     examples: Sequence[MultipleChoiceExample],
     predictions: Sequence[Prediction | None],
-    config: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> list[Prediction]:
-    """The task's decode step: ``config["chid_decode"]`` picks "exact" (default) or "greedy".
+    """The task's decode step: ``settings["chid_decode"]`` picks "exact" (default) or "greedy".
 
+    clue-core passes the declared decode setting (already checked against its choices).
     Predictions come back in example order, matched by id (a blank without a prediction
-    gets none).
-    A line is left as predicted when a blank lacks per-choice ``scores``.
+    gets none). A line is left as predicted when a blank lacks per-choice ``scores``.
     """
-    method = (config or {}).get("chid_decode", "exact")
+    method = (settings or {}).get("chid_decode", "exact")
     if method not in DECODERS:
-        raise InputError("config", f"unknown value {method!r} (use exact or greedy)", field="chid_decode")
+        raise ClueError(f"setting 'chid_decode': expected one of {', '.join(map(repr, DECODERS))}, got {method!r}")
     return DECODERS[method](examples, predictions)

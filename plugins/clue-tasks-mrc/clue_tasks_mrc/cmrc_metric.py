@@ -25,8 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 
-from clue_core.errors import DataError
-from clue_core.examples import Prediction, SpanExample
+from clue_core.plugin import DataError, MetricResult, Prediction, SpanExample
 from clue_tasks_mrc.word_tokens import word_tokenize
 
 #: The official script's ``sp_char`` list, one entry per element (``……`` included).
@@ -115,25 +114,37 @@ def exact_match(golds: Iterable[str], prediction: str) -> float:
     return 1.0 if any(remove_punctuation(str(gold)) == predicted for gold in golds) else 0.0
 
 
-def score(golds_per_question: Sequence[Sequence[str]], predictions: Sequence[str | None]) -> dict[str, float]:
-    """Corpus EM / F1 / average (×100); ``None`` marks a missing prediction (scores 0)."""
+def question_scores(
+    golds_per_question: Sequence[Sequence[str]], predictions: Sequence[str | None]
+) -> tuple[list[float], list[float]]:
+    """Each question's EM and F1 (0–1); ``None`` marks a missing prediction (scores 0)."""
     if len(golds_per_question) != len(predictions):
         raise ValueError(f"{len(golds_per_question)} questions but {len(predictions)} predictions")
-    if not golds_per_question:
+    em = [0.0 if p is None else exact_match(golds, p) for golds, p in zip(golds_per_question, predictions)]
+    f1 = [0.0 if p is None else f1_score(golds, p) for golds, p in zip(golds_per_question, predictions)]
+    return em, f1
+
+
+def _totals(em: Sequence[float], f1: Sequence[float]) -> dict[str, float]:
+    if not em:
         return {"em": 0.0, "f1": 0.0, "average": 0.0}
-    em = f1 = 0.0
-    for golds, prediction in zip(golds_per_question, predictions):
-        if prediction is None:
-            continue
-        em += exact_match(golds, prediction)
-        f1 += f1_score(golds, prediction)
-    total = len(golds_per_question)
-    em_score, f1_score_ = 100.0 * em / total, 100.0 * f1 / total
+    # summed in question order from 0.0, exactly as the official script accumulates them
+    em_score, f1_score_ = 100.0 * sum(em, 0.0) / len(em), 100.0 * sum(f1, 0.0) / len(f1)
     return {"em": em_score, "f1": f1_score_, "average": (em_score + f1_score_) / 2}
 
 
-def compute(examples: Sequence[SpanExample], predictions: Sequence[Prediction | None]) -> dict[str, float]:
-    """MetricSpec entry point: span examples with gold answers, aligned predictions."""
+def score(golds_per_question: Sequence[Sequence[str]], predictions: Sequence[str | None]) -> dict[str, float]:
+    """Corpus EM / F1 / average (×100); ``None`` marks a missing prediction (scores 0)."""
+    return _totals(*question_scores(golds_per_question, predictions))
+
+
+def compute(examples: Sequence[SpanExample], predictions: Sequence[Prediction | None]) -> MetricResult:
+    """MetricSpec entry point: span examples with gold answers, aligned predictions.
+
+    Totals are :func:`score`'s; ``per_example`` holds each question's EM, F1 and their
+    mean on the same ×100 scale (0 for a missing prediction), so their means are the
+    totals. Gold answers are compared by text only: an answer without an offset counts.
+    """
     golds_per_question: list[list[str]] = []
     for example in examples:
         if not example.answers:
@@ -142,4 +153,8 @@ def compute(examples: Sequence[SpanExample], predictions: Sequence[Prediction | 
             )
         golds_per_question.append([text for text, _start in example.answers])
     texts = [None if prediction is None else str(prediction.value) for prediction in predictions]
-    return score(golds_per_question, texts)
+    em, f1 = question_scores(golds_per_question, texts)
+    per_em = [100.0 * value for value in em]
+    per_f1 = [100.0 * value for value in f1]
+    per_average = [(e + f) / 2 for e, f in zip(per_em, per_f1)]
+    return MetricResult(_totals(em, f1), {"em": per_em, "f1": per_f1, "average": per_average})

@@ -1,21 +1,37 @@
 """Hook implementations of clue-tasks-mrc; must stay cheap to import (specs only).
 
 Readers, decoders and the metric are named as ``"module:attr"`` strings; NLTK (used by
-the metric) is imported only when a score is computed.
+the metric) is imported only when a score is computed. Everything comes from the one
+public module, ``clue_core.plugin``.
 """
 
 from __future__ import annotations
 
-from clue_core.hookspecs import hookimpl
-from clue_core.kinds import MULTIPLE_CHOICE, SPAN
-from clue_core.specs import DataSource, MetricSpec, TaskSpec, TestVersion
+from clue_core.plugin import (
+    MULTIPLE_CHOICE,
+    SPAN,
+    DataSource,
+    Leaderboard,
+    MetricSpec,
+    Prompt,
+    Setting,
+    TaskSpec,
+    TestVersion,
+    hookimpl,
+)
+from clue_tasks_mrc import published
 
-GROUP = "mrc"
+#: CMRC2018, CHID and C3 form the reading-comprehension average of both CLUE versions.
+READING_COMPREHENSION = (
+    Leaderboard("CLUE 1.1", "reading comprehension"),
+    Leaderboard("CLUE 1.0", "reading comprehension"),
+)
 _ARCHIVES = "https://storage.googleapis.com/cluebenchmark/tasks/"
 _PACKAGE = "clue_tasks_mrc"
 
-#: Baseline settings for SQuAD-style span extraction (CLUE baselines, FORMATS.md).
-SPAN_HYPERPARAMETERS = {
+#: Reference settings for SQuAD-style span extraction (CLUE baselines, FORMATS.md), for
+#: the models that declare them.
+SPAN_RECOMMENDATIONS = {
     "max_length": 512,
     "doc_stride": 128,
     "max_query_length": 64,
@@ -27,14 +43,47 @@ SPAN_HYPERPARAMETERS = {
     "warmup_ratio": 0.1,
 }
 
+#: CHID's decode step: how the candidates of a line are assigned to its blanks.
+CHID_DECODE = Setting(
+    "chid_decode",
+    str,
+    "exact",
+    "how CHID assigns distinct candidates to the blanks of a line: exact (maximum summed "
+    "log-probability) or greedy (highest probability first, as the CLUE baselines)",
+    choices=("exact", "greedy"),
+)
+
+#: How a large language model is asked each task. Span answers must be copied from the
+#: passage (the metric compares texts); {choices} is filled by the model with lettered options.
+SPAN_PROMPT = Prompt(
+    instruction="阅读下面的文章，回答问题。答案必须是从文章中原样摘录的一段连续文字，不要改写，也不要解释。",
+    template="文章：{context}\n问题：{question}",
+    answer_prefix="答案：",
+)
+DRCD_PROMPT = Prompt(
+    instruction="閱讀下面的文章，回答問題。答案必須是從文章中原樣摘錄的一段連續文字，不要改寫，也不要解釋。",
+    template="文章：{context}\n問題：{question}",
+    answer_prefix="答案：",
+)
+CHID_PROMPT = Prompt(
+    instruction="从候选成语中选出最适合填入文段空白处“____”的一个成语。文段中的“□□□□”是其他空白，不用填写。",
+    template="文段：{context}\n候选成语：\n{choices}",
+    answer_prefix="答案：",
+)
+C3_PROMPT = Prompt(
+    instruction="阅读下面的对话或短文，从选项中选出问题的正确答案。",
+    template="材料：{context}\n问题：{question}\n选项：\n{choices}",
+    answer_prefix="答案：",
+)
+
 CMRC2018 = TaskSpec(
     name="cmrc2018",
     kind=SPAN,
     description="CMRC2018: span-extraction reading comprehension on Simplified Chinese Wikipedia",
-    reader=f"{_PACKAGE}.squad:read_cmrc2018",
+    reader=f"{_PACKAGE}.squad:read",
     metrics=("cmrc2018",),
     primary_metric="em",
-    group=GROUP,
+    leaderboards=READING_COMPREHENSION,
     splits=("train", "dev", "trial"),
     test_versions=(TestVersion(version="1.1", split="test", submission_file="cmrc2018_predict.json"),),
     writer="json_object",
@@ -46,11 +95,15 @@ CMRC2018 = TaskSpec(
     ),
     data_files=("train.json", "dev.json", "test.json", "trial.json"),
     sample=f"{_PACKAGE}:samples/cmrc2018",
-    hyperparameters=SPAN_HYPERPARAMETERS,
+    recommendations=SPAN_RECOMMENDATIONS,
+    prompt=SPAN_PROMPT,
+    published=published.CMRC2018,
     notes=(
         "10,142 / 3,219 / 2,000 questions (trial 1,002). Test answers are placeholders "
-        "(FAKE_ANSWER_n) and are never scored. Scored with the official CMRC2018 EM/F1; "
-        "the leaderboard uses EM."
+        "(FAKE_ANSWER_n) and are never scored. Answer offsets up to 3 characters off are moved "
+        "to the answer text, with a note; dev's 193 gold answers with answer_start -1 (not "
+        "verbatim in the context) are kept for scoring, without an offset, so training skips "
+        "them. Scored with the official CMRC2018 EM/F1, which compares texts; the leaderboard uses EM."
     ),
 )
 
@@ -58,10 +111,9 @@ DRCD = TaskSpec(
     name="drcd",
     kind=SPAN,
     description="DRCD: span-extraction reading comprehension on Traditional Chinese Wikipedia",
-    reader=f"{_PACKAGE}.squad:read_drcd",
+    reader=f"{_PACKAGE}.squad:read",
     metrics=("cmrc2018",),
     primary_metric="em",
-    group=None,
     splits=("train", "dev"),
     test_versions=(TestVersion(version="1.0", split="test", submission_file="drcd_predict.json"),),
     writer="json_object",
@@ -73,10 +125,12 @@ DRCD = TaskSpec(
     ),
     data_files=("train.json", "dev.json", "test.json"),
     sample=f"{_PACKAGE}:samples/drcd",
-    hyperparameters=SPAN_HYPERPARAMETERS,
+    recommendations=SPAN_RECOMMENDATIONS,
+    prompt=DRCD_PROMPT,
+    published=published.DRCD,
     notes=(
         "26,936 / 3,524 / 3,493 questions, kept in Traditional Chinese (answers are cut from "
-        "the context's own characters). Not part of the CLUE 1.1 leaderboard; predictions "
+        "the context's own characters). In no CLUE leaderboard average; predictions "
         "are written in CMRC2018's shape (one object, question id -> answer text)."
     ),
 )
@@ -88,7 +142,7 @@ CHID = TaskSpec(
     reader=f"{_PACKAGE}.chid:read",
     metrics=("accuracy",),
     primary_metric="accuracy",
-    group=GROUP,
+    leaderboards=READING_COMPREHENSION,
     splits=("train", "dev"),
     test_versions=(
         TestVersion(version="1.1", split="test1.1", submission_file="chid11_predict.json"),
@@ -111,21 +165,16 @@ CHID = TaskSpec(
     ),
     sample=f"{_PACKAGE}:samples/chid",
     decode=f"{_PACKAGE}.chid:decode",
-    hyperparameters={
-        "max_length": 64,
-        "batch_size": 24,
-        "learning_rate": 2e-5,
-        "epochs": 3,
-        "warmup_ratio": 0.06,
-        "chid_decode": "exact",
-    },
+    decode_settings=(CHID_DECODE,),
+    recommendations={"max_length": 64, "batch_size": 24, "learning_rate": 2e-5, "epochs": 3, "warmup_ratio": 0.06},
+    prompt=CHID_PROMPT,
+    published=published.CHID,
     notes=(
         "84,709 / 3,218 / 3,447 lines (test1.0: 3,231). One example per blank: a window of "
         "24 characters each side, the blank as '____', the passage's other blanks as '□□□□'. "
         "Blanks of a line take distinct candidates: the decode step assigns them jointly, "
         "exactly (maximum summed log-probability) by default; highest-first as the CLUE baselines "
-        "did is clue_tasks_mrc.chid:decode_greedy, chosen by chid_decode=greedy where the runner "
-        "passes its config to decode. Accuracy is per blank."
+        "did with --set chid_decode=greedy. Accuracy is per blank."
     ),
 )
 
@@ -136,7 +185,7 @@ C3 = TaskSpec(
     reader=f"{_PACKAGE}.c3:read",
     metrics=("accuracy",),
     primary_metric="accuracy",
-    group=GROUP,
+    leaderboards=READING_COMPREHENSION,
     splits=("train", "dev"),
     test_versions=(
         TestVersion(version="1.1", split="test1.1", submission_file="c311_predict.json"),
@@ -152,7 +201,9 @@ C3 = TaskSpec(
     data_files=("d-train.json", "m-train.json", "d-dev.json", "m-dev.json", "test1.0.json", "test1.1.json"),
     sample=f"{_PACKAGE}:samples/c3",
     decode=f"{_PACKAGE}.c3:decode",
-    hyperparameters={"max_length": 512, "batch_size": 24, "learning_rate": 2e-5, "epochs": 8, "warmup_ratio": 0.1},
+    recommendations={"max_length": 512, "batch_size": 24, "learning_rate": 2e-5, "epochs": 8, "warmup_ratio": 0.1},
+    prompt=C3_PROMPT,
+    published=published.C3,
     notes=(
         "11,869 / 3,816 / 1,625 questions (test1.0: 3,892); train/dev read the d- file then "
         "the m- file. 2 to 4 choices per question; a test file's longer choice lists are kept "
@@ -169,14 +220,15 @@ CMRC2018_METRIC = MetricSpec(
         "set, mixed segmentation, longest common token run, best gold answer, missing counts 0"
     ),
     kinds=(SPAN,),
+    produces=("em", "f1", "average"),
 )
 
 
 @hookimpl
-def clue_tasks() -> list:
+def clue_tasks() -> list[TaskSpec]:
     return [CMRC2018, DRCD, CHID, C3]
 
 
 @hookimpl
-def clue_metrics() -> list:
+def clue_metrics() -> list[MetricSpec]:
     return [CMRC2018_METRIC]
