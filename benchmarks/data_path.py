@@ -114,11 +114,12 @@ def arm(name: str, data_dir: Path, tokenizer_dir: Path) -> dict[str, Any]:
         count = len(encoding["input_ids"])
     else:
         from clue_models_hf.encoding import encode_classification
+        from clue_tasks_classic.catalog import task
         from clue_tasks_classic.readers import read_cmnli
 
         start_rss = current_rss_kb()
         started = time.perf_counter()
-        split = read_cmnli(data_dir, "train")
+        split = read_cmnli(task("cmnli"), data_dir, "train")
         features = encode_classification(tokenizer, split.examples, {label: i for i, label in enumerate(LABELS)},
                                          MAX_LENGTH, with_labels=True)
         elapsed = time.perf_counter() - started

@@ -246,4 +246,6 @@ def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
             continue
         if echo:
             echo(f"{task.name}: {split}: {len(part)} examples")
+            for note in part.notes:
+                echo(f"{task.name}: {split}: {note}")
     return problems

@@ -268,12 +268,16 @@ def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> Non
 @click.option("--no-train", is_flag=True, help="Predict with an already trained model directory.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --output-dir.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier run in the same directory.")
+@click.option("--limit", type=int, help="Run a seeded subset of at most N examples per split (a partial run).")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path),
+              help="Where models cache per-example results (default $CLUE_HOME/cache).")
 @click.option("--dry-run", is_flag=True, help="Show what would run, with resolved settings; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.pass_context
 def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir: Path | None, sample: bool | None,
         output_dir: Path | None, seed: int | None, config_file: Path | None, overrides: tuple[str, ...],
-        no_train: bool, resume: bool, overwrite: bool, dry_run: bool, as_json: bool) -> None:
+        no_train: bool, resume: bool, overwrite: bool, limit: int | None, cache_dir: Path | None, dry_run: bool,
+        as_json: bool) -> None:
     """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
     from clue_core import runner
     from clue_core.config import load_config, parse_override
@@ -303,6 +307,8 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
         task_settings={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
         overrides=dict(parse_override(item) for item in overrides),
         config_file=str(config_file) if config_file else None,
+        limit=limit if limit is not None else config.get("limit"),
+        cache_dir=cache_dir or (Path(config["cache"]).expanduser() if config.get("cache") else None),
         no_train=no_train,
         resume=resume,
         overwrite=overwrite,

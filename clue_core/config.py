@@ -22,7 +22,7 @@ from typing import Any
 
 from clue_core.errors import ClueError, InputError
 
-RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample"}
+RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
 
 
@@ -86,7 +86,9 @@ def _check(path: Path, data: dict[str, Any]) -> None:
             raise InputError(path, "expected a table/mapping", field=f"task.{name}")
     if "seed" in data and (not isinstance(data["seed"], int) or isinstance(data["seed"], bool)):
         raise InputError(path, "expected an integer", field="seed")
-    for key in ("model", "output_dir", "data_dir"):
+    if "limit" in data and (not isinstance(data["limit"], int) or isinstance(data["limit"], bool)):
+        raise InputError(path, "expected an integer", field="limit")
+    for key in ("model", "output_dir", "data_dir", "cache"):
         if key in data and not isinstance(data[key], str):
             raise InputError(path, "expected a string", field=key)
 

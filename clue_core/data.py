@@ -285,6 +285,8 @@ def _user_data(task: TaskSpec, path: Path) -> Path:
         is_task_folder, elsewhere = _holds_task_files(path, task)
         if is_task_folder:
             return path
+        if elsewhere is not None and path.name.lower() in {n.lower() for n in _folder_names(task)}:
+            return path  # the task's own folder, its files inside a wrapper folder (readers search nested)
         if elsewhere is not None:
             hint = f"; {elsewhere} is not named after {task.name}: pass it as --data-dir if it is {task.name}'s"
     except PermissionError as exc:

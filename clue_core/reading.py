@@ -62,10 +62,14 @@ def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> No
 
 
 def _located(part: SplitData, index: int, field: str, message: str) -> InputError:
+    """An error at ``where``: ``"path:line"``, ``"path (record)"`` or anything else as the path."""
     origin = part.origin(index)
     path, sep, line = origin.rpartition(":")
     if sep and line.isdigit():
         return InputError(path, message, line=int(line), field=field)
+    if origin.endswith(")") and " (" in origin:
+        path, _, record = origin[:-1].rpartition(" (")
+        return InputError(path, message, record=record, field=field)
     return InputError(origin, message, field=field)
 
 

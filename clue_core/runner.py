@@ -65,6 +65,8 @@ class RunRequest:
     resume: bool = False
     overwrite: bool = False
     command: list[str] = field(default_factory=list)
+    limit: int | None = None
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -76,6 +78,7 @@ class TaskResult:
     counts: dict[str, int]
     submission_files: list[str]
     notes: list[str]
+    partial: bool = False
 
 
 @dataclass
@@ -216,12 +219,34 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None
         plan.notes += [f"test {version.version}: {note}" for note in plan.tests[version.version].notes]
     files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
     plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
+    if request.limit is not None:
+        plan.splits = {name: limited(part, request.limit, request.seed) for name, part in plan.splits.items()}
+        plan.tests = {name: limited(part, request.limit, request.seed) for name, part in plan.tests.items()}
+        plan.notes.append(f"partial run: at most {request.limit} examples (or example groups) per split, "
+                          f"drawn with seed {request.seed}; not comparable with full runs and not submittable")
+
+
+def limited(part: SplitData, limit: int, seed: int) -> SplitData:
+    """A seeded subset of at most ``limit`` examples in file order; grouped examples (CHID's
+    blanks of one passage) are kept or dropped together, counting one group as one."""
+    groups: dict[Any, list[int]] = {}
+    for index, example in enumerate(part.examples):
+        key = getattr(example, "group", None)
+        groups.setdefault(key if key is not None else ("example", index), []).append(index)
+    if len(groups) <= limit:
+        return part
+    keys = list(groups)
+    chosen = sorted(i for key in random.Random(seed).sample(keys, limit) for i in groups[key])
+    where = tuple(part.where[i] for i in chosen) if len(part.where) == len(part.examples) else ()
+    return SplitData(tuple(part.examples[i] for i in chosen), part.notes, part.files, where)
 
 
 def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None, Path, list[TaskPlan]]:
     """Resolve names, the model (once) and every task's settings; nothing is read or written."""
     if not request.tasks:
         raise ClueError("name at least one task (see 'clue-core list tasks')")
+    if request.limit is not None and request.limit < 1:
+        raise ClueError(f"--limit must be at least 1, got {request.limit}")
     tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
     model, argument = kernel.model(request.model)
     for task in tasks:
@@ -309,6 +334,7 @@ def _check_resume_matches(plan: TaskPlan, request: RunRequest, model: ModelSpec)
         "model": request.model,
         "task": plan.task.name,
         "seed": request.seed,
+        "limit": request.limit,
         "data": plan.checksums,
         **{f"setting {k}": v for k, v in plan.settings.flagged("schedule").items()},
     }
@@ -316,6 +342,7 @@ def _check_resume_matches(plan: TaskPlan, request: RunRequest, model: ModelSpec)
         "model": manifest.get("model"),
         "task": manifest.get("task"),
         "seed": manifest.get("seed"),
+        "limit": (manifest.get("partial") or {}).get("limit"),
         "data": (manifest.get("data") or {}).get("files"),
         **{f"setting {k}": v for k, v in (manifest.get("schedule") or {}).items()},
     }
@@ -347,6 +374,7 @@ def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         "setting_sources": plan.settings.sources,
         "schedule": plan.settings.flagged("schedule"),
         "no_train": request.no_train,
+        "partial": {"limit": request.limit} if request.limit is not None else None,
         "data": {
             "source": "sample" if request.sample else "dir",
             "data_dir": str(plan.data_dir),
@@ -385,7 +413,9 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
                              world_size=world, primary_metric=task.primary_metric,
                              score=dev_scorer(kernel, task, dev, decode, plan.settings.values), echo=echo,
-                             settings=dict(plan.settings.values))
+                             limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
+                             settings=dict(plan.settings.values),
+                             load_model=model_loader(kernel, task, plan.settings))
         started = time.perf_counter()
         trains = not (request.no_train and model.trains)
         if trains:
@@ -393,18 +423,23 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
             if main and model.trains:
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
-        metrics, files = _predict_and_write(kernel, task, plan, decode, dev, main)
+        metrics, files = _predict_and_write(kernel, task, plan, decode, dev, main, context)
+        info = _model_info(plan.learner)
         if main:
             primary = metrics.get(task.primary_metric)
             write_json(staging / METRICS, {
-                "task": task.name, "model": request.model, "split": "dev", "primary_metric": task.primary_metric,
+                "task": task.name, "model": request.model, "model_category": model.category,
+                "split": "dev", "primary_metric": task.primary_metric,
                 "primary": primary, "dev": metrics, "counts": _counts(plan), "train_seconds": round(train_seconds, 3),
                 "leaderboards": [lb.as_dict() for lb in task.leaderboards],
                 "report_settings": plan.settings.flagged("report"),
+                "partial": request.limit is not None,
+                "sample": request.sample,
+                "model_info": info,
             })
             manifest = load_manifest(staging)
             manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                            submission_files=files)
+                            submission_files=files, model_info=info)
             write_json(staging / MANIFEST, manifest)
             paths.publish()
     except OSError as exc:
@@ -416,13 +451,33 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         if created:
             shutil.rmtree(staging, ignore_errors=True)
         raise
-    return TaskResult(task.name, paths.final, metrics, task.primary_metric, _counts(plan), files, plan.notes)
+    return TaskResult(task.name, paths.final, metrics, task.primary_metric, _counts(plan), files, plan.notes,
+                      partial=request.limit is not None)
+
+
+def _model_info(learner: Any) -> dict[str, Any]:
+    """What a learner reports about its run (prompt hashes, few-shot ids, token usage), if it does."""
+    describe = getattr(learner, "run_info", None)
+    return dict(describe()) if callable(describe) else {}
+
+
+def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:
+    """``context.load_model(name, namespace)``: another model (a judge) with the settings under
+    ``<namespace>.``; declared defaults where the run resolved none."""
+
+    def load(name: str, namespace: str) -> Any:
+        spec, argument = kernel.model(name)
+        prefix = f"{namespace}."
+        values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
+        return resolve_ref(spec.factory)(argument, task, values)
+
+    return load
 
 
 def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: Decode | None,
-                       dev: Sequence[Example], main: bool) -> tuple[dict[str, float], list[str]]:
+                       dev: Sequence[Example], main: bool, context: RunContext) -> tuple[dict[str, float], list[str]]:
     dev_predictions = predict_checked(plan.learner, dev, task, decode)
-    metrics = score(kernel, task, dev, dev_predictions, plan.settings.values)
+    metrics = score(kernel, task, dev, dev_predictions, plan.settings.values, context)
     test_predictions = {version: predict_checked(plan.learner, part.examples, task, decode)
                         for version, part in plan.tests.items()}
     files: list[str] = []
@@ -466,7 +521,7 @@ def results_table(results: Sequence[TaskResult]) -> list[list[str]]:
     for r in results:
         primary = r.metrics.get(r.primary_metric)
         rows.append([
-            r.task,
+            f"{r.task} (partial)" if r.partial else r.task,
             f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
             ", ".join(f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
             str(r.counts.get("dev", 0)),

@@ -155,8 +155,10 @@ class Prompt(SpecMixin):
 class PublishedScore(SpecMixin):
     """A score someone published for a task, so reports can set runs beside it.
 
-    A run is compared with it only when split, data ``version``, metric and, for large
-    language models, ``mode`` and ``shots`` match.
+    ``version`` is the test version for test scores (``"1.0"``, ``"1.1"``) and, for dev
+    scores, the CLUE edition the numbers were produced on. A run is compared with it only
+    when split, metric and, for large language models, ``mode`` and ``shots`` match, and
+    for test scores the version too (dev files are shared by both editions).
     """
 
     model: str

@@ -143,6 +143,9 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
 
 def complete_manifest(run_dir: Path) -> dict[str, Any]:
     manifest = load_manifest(run_dir)
+    if manifest.get("partial"):
+        raise ClueError(f"{run_dir}: a partial run (--limit {manifest['partial'].get('limit')}) cannot be "
+                        f"submitted; run the task without --limit")
     if manifest.get("status") != "complete":
         raise ClueError(f"{run_dir}: the run did not complete (status {manifest.get('status')!r}); run it again")
     return manifest

@@ -575,3 +575,25 @@ def test_cli_download_of_a_served_bad_archive_keeps_nothing(
     assert listing(home / "locks") == []
     assert not (tmp_path / "evil.txt").exists() and not (home / "evil.txt").exists()
 
+
+
+def test_the_tasks_own_folder_with_its_files_in_a_wrapper_folder_is_read(tmp_path):
+    """The real sample zips unpack to <task>/dummy_data/…: passing <task>/ works, as the zip does."""
+    from clue_core.data import resolve_task_data
+    from clue_core.plugin import TaskSpec
+
+    task = TaskSpec("afqmc", "classification", "d", "m:r", data_files=("train.json", "dev.json"))
+    inner = tmp_path / "afqmc" / "dummy_data"
+    inner.mkdir(parents=True)
+    for name in ("train.json", "dev.json"):
+        (inner / name).write_text("{}\n")
+    assert resolve_task_data(task, data_dir=tmp_path / "afqmc") == tmp_path / "afqmc"
+    other = tmp_path / "parent"
+    (other / "tnews").mkdir(parents=True)
+    (other / "tnews" / "train.json").write_text("{}\n")
+    import pytest
+
+    from clue_core.errors import DataError
+
+    with pytest.raises(DataError, match="no afqmc data here"):
+        resolve_task_data(task, data_dir=other)

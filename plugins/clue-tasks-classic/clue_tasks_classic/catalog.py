@@ -14,7 +14,6 @@ from clue_core.plugin import CLASSIFICATION, DataSource, Leaderboard, Prompt, Ta
 from clue_tasks_classic import labels
 from clue_tasks_classic.published import PUBLISHED
 
-OFFICIAL_BASE = "https://storage.googleapis.com/cluebenchmark/tasks/"
 READERS = "clue_tasks_classic.readers"
 METRICS = ("accuracy", "macro_f1")
 
@@ -28,10 +27,6 @@ SMALL_MODEL_NOTE = (
     "Small models (3-4 layers, hidden size <= 312) underfit at these rates: use a learning rate "
     "around 1e-4 and two to three times the epochs."
 )
-
-
-def _source(filename: str, size: int | None, sha256: str | None = None) -> DataSource:
-    return DataSource(url=OFFICIAL_BASE + filename, filename=filename, size=size, sha256=sha256)
 
 
 def _recommend(max_length: int, batch_size: int, learning_rate: float, epochs: int) -> dict[str, object]:
@@ -98,8 +93,8 @@ TASKS: tuple[TaskSpec, ...] = (
         labels=labels.BINARY,
         label_descriptions={"0": "different meaning", "1": "same meaning"},
         test_versions=_only_test("afqmc_predict.json"),
-        source=_source("afqmc_public.zip", 1195044,
-                       "5a4cb1556b833010c329fa2ad2207d9e98fc94071b7e474015e9dd7c385db4dc"),
+        source=DataSource.official("afqmc_public.zip", 1195044,
+                                    "5a4cb1556b833010c329fa2ad2207d9e98fc94071b7e474015e9dd7c385db4dc"),
         data_files=("train.json", "dev.json", "test.json"),
         recommendations=_recommend(128, 32, 2e-5, 3),
         prompt=Prompt(
@@ -115,8 +110,8 @@ TASKS: tuple[TaskSpec, ...] = (
         labels=labels.TNEWS,
         label_descriptions=labels.TNEWS_DESCRIPTIONS,
         test_versions=_two_tests("tnews"),
-        source=_source("tnews_public.zip", 5123575,
-                       "77c476e70cfe0b014a81b84c6e1db2142a8a2f52f4ae0a8216aa75e673933462"),
+        source=DataSource.official("tnews_public.zip", 5123575,
+                                    "77c476e70cfe0b014a81b84c6e1db2142a8a2f52f4ae0a8216aa75e673933462"),
         data_files=("train.json", "dev.json", "test.json", "test1.0.json", "labels.json"),
         recommendations=_recommend(128, 32, 2e-5, 3),
         prompt=TNEWS_PROMPT,
@@ -128,8 +123,8 @@ TASKS: tuple[TaskSpec, ...] = (
         labels=labels.IFLYTEK,
         label_descriptions=labels.IFLYTEK_DESCRIPTIONS,
         test_versions=_only_test("iflytek_predict.json"),
-        source=_source("iflytek_public.zip", 6505938,
-                       "c59b961b29f1d0bad0c5e01aa62e4a61a80e9cfb980ce89b06c000851fbb3b06"),
+        source=DataSource.official("iflytek_public.zip", 6505938,
+                                    "c59b961b29f1d0bad0c5e01aa62e4a61a80e9cfb980ce89b06c000851fbb3b06"),
         data_files=("train.json", "dev.json", "test.json", "labels.json"),
         recommendations=_recommend(128, 32, 2e-5, 3),
         prompt=IFLYTEK_PROMPT,
@@ -142,7 +137,7 @@ TASKS: tuple[TaskSpec, ...] = (
         leaderboards=(CLUE_11,),
         test_versions=_only_test("ocnli_50k_predict.json"),
         # The archive's md5 is only known in part (acb426f6...07): left unset rather than guessed.
-        source=DataSource(url=OFFICIAL_BASE + "ocnli_public.zip", filename="ocnli_public.zip"),
+        source=DataSource.official("ocnli_public.zip"),
         data_files=("train.50k.json", "dev.json", "test.json"),
         recommendations=_recommend(128, 32, 3e-5, 5),
         prompt=NLI_PROMPT,
@@ -155,8 +150,8 @@ TASKS: tuple[TaskSpec, ...] = (
         # CLUE 1.1 replaced CMNLI by OCNLI in the classification score.
         leaderboards=(CLUE_10,),
         test_versions=_only_test("cmnli_predict.json"),
-        source=_source("cmnli_public.zip", 31404066,
-                       "3a3f3b1d3d27134cf11e585156f07fa050bd0a0836821c02696af0dbaa14513b"),
+        source=DataSource.official("cmnli_public.zip", 31404066,
+                                    "3a3f3b1d3d27134cf11e585156f07fa050bd0a0836821c02696af0dbaa14513b"),
         data_files=("train.json", "dev.json", "test.json"),
         recommendations=_recommend(128, 64, 3e-5, 2),  # bs64 ep2 lr3e-5: the CLUE baseline's setting
         prompt=NLI_PROMPT,
@@ -169,8 +164,8 @@ TASKS: tuple[TaskSpec, ...] = (
         labels=labels.WSC,
         label_descriptions={"true": "the pronoun refers to the noun", "false": "it does not"},
         test_versions=_two_tests("cluewsc"),
-        source=_source("cluewsc2020_public.zip", 281384,
-                       "ebe5f357b19392d601be401b2fd4246983f534809a078eab7bda1de418fb3ffe"),
+        source=DataSource.official("cluewsc2020_public.zip", 281384,
+                                    "ebe5f357b19392d601be401b2fd4246983f534809a078eab7bda1de418fb3ffe"),
         data_files=("train.json", "dev.json", "test.json", "test1.0.json"),
         recommendations=_recommend(128, 16, 2e-5, 50),
         prompt=Prompt(
@@ -187,8 +182,8 @@ TASKS: tuple[TaskSpec, ...] = (
         labels=labels.BINARY,
         label_descriptions={"0": "some keywords are fake", "1": "all keywords are real"},
         test_versions=_only_test("csl_predict.json"),
-        source=_source("csl_public.zip", 3234594,
-                       "795d1a2e475d59acad8236f6c5baba7a0b43d3e0508cb60f15ffbc76d5f437c4"),
+        source=DataSource.official("csl_public.zip", 3234594,
+                                    "795d1a2e475d59acad8236f6c5baba7a0b43d3e0508cb60f15ffbc76d5f437c4"),
         data_files=("train.json", "dev.json", "test.json"),
         recommendations=_recommend(256, 16, 1e-5, 5),
         prompt=Prompt(
@@ -205,8 +200,8 @@ TASKS: tuple[TaskSpec, ...] = (
         leaderboards=(),
         splits=(),
         test_versions=_only_test("diagnostics_predict.json"),
-        source=_source("clue_diagnostics_public.zip", 12062,
-                       "56b52e70c195686557a966c6064c9bdc4dece1de8c89551f89ad046637e9a7c4"),
+        source=DataSource.official("clue_diagnostics_public.zip", 12062,
+                                    "56b52e70c195686557a966c6064c9bdc4dece1de8c89551f89ad046637e9a7c4"),
         data_files=("diagnostics_test.json",),
         recommendations=_recommend(128, 32, 3e-5, 2),
         prompt=NLI_PROMPT,

@@ -26,7 +26,6 @@ READING_COMPREHENSION = (
     Leaderboard("CLUE 1.1", "reading comprehension"),
     Leaderboard("CLUE 1.0", "reading comprehension"),
 )
-_ARCHIVES = "https://storage.googleapis.com/cluebenchmark/tasks/"
 _PACKAGE = "clue_tasks_mrc"
 
 #: Reference settings for SQuAD-style span extraction (CLUE baselines, FORMATS.md), for
@@ -87,11 +86,8 @@ CMRC2018 = TaskSpec(
     splits=("train", "dev", "trial"),
     test_versions=(TestVersion(version="1.1", split="test", submission_file="cmrc2018_predict.json"),),
     writer="json_object",
-    source=DataSource(
-        url=_ARCHIVES + "cmrc2018_public.zip",
-        filename="cmrc2018_public.zip",
-        size=3405146,
-        sha256="6c63dc27e728ec5231aeb7d2861b4c90b6c116390582e0c44416cf3edf030b16",
+    source=DataSource.official(
+        "cmrc2018_public.zip", size=3405146, sha256="6c63dc27e728ec5231aeb7d2861b4c90b6c116390582e0c44416cf3edf030b16"
     ),
     data_files=("train.json", "dev.json", "test.json", "trial.json"),
     sample=f"{_PACKAGE}:samples/cmrc2018",
@@ -117,11 +113,8 @@ DRCD = TaskSpec(
     splits=("train", "dev"),
     test_versions=(TestVersion(version="1.0", split="test", submission_file="drcd_predict.json"),),
     writer="json_object",
-    source=DataSource(
-        url=_ARCHIVES + "drcd_public.zip",
-        filename="drcd_public.zip",
-        size=7264200,
-        sha256="f03a38bded37572e224b69b822794eca6218f9584afc0918bf8aa2bc77cf968d",
+    source=DataSource.official(
+        "drcd_public.zip", size=7264200, sha256="f03a38bded37572e224b69b822794eca6218f9584afc0918bf8aa2bc77cf968d"
     ),
     data_files=("train.json", "dev.json", "test.json"),
     sample=f"{_PACKAGE}:samples/drcd",
@@ -149,11 +142,8 @@ CHID = TaskSpec(
         TestVersion(version="1.0", split="test1.0", submission_file="chid10_predict.json"),
     ),
     writer="json_object",
-    source=DataSource(
-        url=_ARCHIVES + "chid_public.zip",
-        filename="chid_public.zip",
-        size=139199202,
-        sha256="be02dbcc41a9c237542141f53836e70a209f7a686cf894891411c7e5534f73a4",
+    source=DataSource.official(
+        "chid_public.zip", size=139199202, sha256="be02dbcc41a9c237542141f53836e70a209f7a686cf894891411c7e5534f73a4"
     ),
     data_files=(
         "train.json",
@@ -192,11 +182,8 @@ C3 = TaskSpec(
         TestVersion(version="1.0", split="test1.0", submission_file="c310_predict.json"),
     ),
     writer="jsonl_labels",
-    source=DataSource(
-        url=_ARCHIVES + "c3_public.zip",
-        filename="c3_public.zip",
-        size=3495930,
-        sha256="20dfa683c57c9795129e22d8dd0c299d6b2a29fbc84758ef2ebdb8b2904d7e12",
+    source=DataSource.official(
+        "c3_public.zip", size=3495930, sha256="20dfa683c57c9795129e22d8dd0c299d6b2a29fbc84758ef2ebdb8b2904d7e12"
     ),
     data_files=("d-train.json", "m-train.json", "d-dev.json", "m-dev.json", "test1.0.json", "test1.1.json"),
     sample=f"{_PACKAGE}:samples/c3",
