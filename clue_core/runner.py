@@ -40,7 +40,15 @@ from clue_core.rundir import (
     load_manifest,
 )
 from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score
-from clue_core.settings import Layer, ResolvedSettings, merge_declarations, plugin_layers, resolve, unknown_setting
+from clue_core.settings import (
+    Layer,
+    ResolvedSettings,
+    merge_declarations,
+    plugin_layers,
+    redact_command,
+    resolve,
+    unknown_setting,
+)
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
@@ -367,10 +375,10 @@ def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                     for p in kernel.plugins},
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "command": request.command,
+        "command": redact_command(request.command, plan.settings.secret_names()),
         "seed": request.seed,
         "world_size": world,
-        "settings": plan.settings.values,
+        "settings": plan.settings.shown(),
         "setting_sources": plan.settings.sources,
         "schedule": plan.settings.flagged("schedule"),
         "no_train": request.no_train,
@@ -405,7 +413,7 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                     shutil.rmtree(staging)
                 staging.mkdir(parents=True)
                 created = True
-            write_json(staging / MANIFEST, _manifest(kernel, request, model, plan, world))
+            write_json(staging / MANIFEST, plan.settings.scrub(_manifest(kernel, request, model, plan, world)))
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
@@ -424,7 +432,7 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
         metrics, files = _predict_and_write(kernel, task, plan, decode, dev, main, context)
-        info = _model_info(plan.learner)
+        info = plan.settings.scrub(_model_info(plan.learner))
         if main:
             primary = metrics.get(task.primary_metric)
             write_json(staging / METRICS, {

@@ -36,6 +36,9 @@ RUN_CONTROL = {
     "limit": "--limit N",
 }
 
+REDACTED = "***"
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 _TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
@@ -52,22 +55,23 @@ def convert(setting: Setting, value: Any, where: str) -> Any:
     otherwise (``1e-4`` parses as JSON too); config files give native types.
     """
     name = f"setting '{setting.name}' ({where})"
+    shown = "the value given" if setting.secret else repr(value)
     if isinstance(value, str) and value in setting.also:
         return value
     converted = _as_type(setting.type, value)
     if converted is _INVALID:
         also = "".join(f" or {v!r}" for v in setting.also)
         raise SettingError(f"{name}: expected {_TYPE_WORDS.get(setting.type, setting.type.__name__)}{also}, "
-                           f"got {value!r}")
+                           f"got {shown}")
     if setting.choices and converted not in setting.choices:
-        raise SettingError(f"{name}: expected one of {', '.join(map(repr, setting.choices))}, got {value!r}")
+        raise SettingError(f"{name}: expected one of {', '.join(map(repr, setting.choices))}, got {shown}")
     if setting.type in (int, float):
         if setting.minimum is not None and converted < setting.minimum:
-            raise SettingError(f"{name}: must be at least {setting.minimum}, got {value!r}")
+            raise SettingError(f"{name}: must be at least {setting.minimum}, got {shown}")
         if setting.maximum is not None and converted > setting.maximum:
-            raise SettingError(f"{name}: must be at most {setting.maximum}, got {value!r}")
+            raise SettingError(f"{name}: must be at most {setting.maximum}, got {shown}")
         if setting.above is not None and converted <= setting.above:
-            raise SettingError(f"{name}: must be greater than {setting.above}, got {value!r}")
+            raise SettingError(f"{name}: must be greater than {setting.above}, got {shown}")
     return converted
 
 
@@ -140,11 +144,25 @@ class ResolvedSettings:
 
     def flagged(self, flag: str) -> dict[str, Any]:
         """Values whose declaration sets ``schedule``, ``cache_key`` or ``report``."""
-        return {name: self.values[name] for name, s in self.declared.items() if getattr(s, flag)}
+        shown = self.shown()
+        return {name: shown[name] for name, s in self.declared.items() if getattr(s, flag)}
 
     def rows(self) -> list[tuple[str, Any, str]]:
-        """``(name, value, source)`` in name order, for ``--dry-run`` and ``info``."""
-        return [(name, self.values[name], self.sources[name]) for name in sorted(self.values)]
+        """``(name, value, source)`` in name order, for ``--dry-run`` and ``info`` (secrets hidden)."""
+        return [(name, self.shown()[name], self.sources[name]) for name in sorted(self.values)]
+
+    def shown(self) -> dict[str, Any]:
+        """The values as they may be written or printed: a secret's value is replaced by ``"***"``."""
+        return {name: REDACTED if self.declared[name].secret and value else value
+                for name, value in self.values.items()}
+
+    def secret_names(self) -> set[str]:
+        return {name for name, setting in self.declared.items() if setting.secret}
+
+    def scrub(self, data: Any) -> Any:
+        """``data`` with every occurrence of a secret's value replaced, wherever a plugin put it."""
+        values = [str(v) for n, v in self.values.items() if self.declared[n].secret and v not in ("", None)]
+        return _scrub(data, values) if values else data
 
 
 def declarations_of(task: TaskSpec, model: ModelSpec, metric_settings: Sequence[Setting] = ()) -> list[Setting]:
@@ -220,3 +238,43 @@ def unknown_setting(key: str, known: Iterable[str], source: str) -> SettingError
         return SettingError(f"'{key}' ({source}) is run control, not a setting: use {RUN_CONTROL[key]}")
     return SettingError(f"unknown setting '{key}' ({source}){did_you_mean(key, known)}; "
                         f"'clue-core run … --dry-run' lists the settings this run reads")
+
+
+def redact_command(argv: Sequence[str], secret_names: Iterable[str] = ()) -> list[str]:
+    """The command line as it may be recorded: the value of every ``--set`` of a secret setting,
+    or of a key that looks like one (``api_key``, ``token``, ``password``), becomes ``***``."""
+    secrets = set(secret_names)
+
+    def hide(assignment: str) -> str:
+        key, sep, value = assignment.partition("=")
+        last = key.rpartition(".")[2].lower()
+        if sep and value and (key in secrets or last in secrets or any(w in last for w in _SECRET_WORDS)):
+            return f"{key}={REDACTED}"
+        return assignment
+
+    out: list[str] = []
+    following_set = False
+    for arg in argv:
+        if following_set:
+            out.append(hide(arg))
+            following_set = False
+        elif arg == "--set":
+            out.append(arg)
+            following_set = True
+        elif arg.startswith("--set="):
+            out.append("--set=" + hide(arg[len("--set="):]))
+        else:
+            out.append(arg)
+    return out
+
+
+def _scrub(data: Any, secrets: list[str]) -> Any:
+    if isinstance(data, str):
+        for secret in secrets:
+            data = data.replace(secret, REDACTED)
+        return data
+    if isinstance(data, Mapping):
+        return {key: _scrub(value, secrets) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_scrub(value, secrets) for value in data]
+    return data

@@ -68,6 +68,7 @@ class Setting(SpecMixin):
     ``cache_key`` (cached results are only reused under the same value) and ``report``
     (shown beside the scores in reports). ``names_model`` marks a setting whose value is
     a model name (a judge); that model's own settings live under ``<name>.<setting>``.
+    ``secret`` values (an API key) never reach a manifest, a log, ``--dry-run`` or an error.
     """
 
     name: str
@@ -83,6 +84,7 @@ class Setting(SpecMixin):
     cache_key: bool = False
     report: bool = False
     names_model: bool = False
+    secret: bool = False
 
 
 OFFICIAL_DATA_URL = "https://storage.googleapis.com/cluebenchmark/tasks/"

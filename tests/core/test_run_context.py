@@ -157,3 +157,37 @@ def test_a_model_that_does_not_train_runs_a_task_without_a_training_split(run_cl
     result = run_cli("run", "dev-only", "--model", "echo:x", "--sample", "-o", tmp_path / "b", kernel=isolated_kernel)
     assert result.exit_code == 0, result.output
     assert SEEN["train"] == 0
+
+
+def test_a_secret_setting_never_reaches_the_manifest_or_an_error(run_cli, isolated_kernel, tmp_path, monkeypatch):
+    import sys
+
+    from clue_core.settings import redact_command
+
+    class Keyed:
+        @hookimpl
+        def clue_models(self):
+            return [ModelSpec("keyed", create_echo, ("classification",), "needs a key", family=True, trains=False,
+                              settings=(Setting("api_key", str, "", "the key", secret=True),
+                                        Setting("retries", int, 1, "retries", minimum=0, secret=True)))]
+
+    import clue_example_plugin.hooks as hooks
+
+    isolated_kernel.register(hooks, "example")
+    isolated_kernel.register(Keyed(), "keyed")
+    argv = ["clue-core", "run", TASK, "--model", "keyed:m", "--set", "api_key=sk-live-123", "--set=judge.token=t0k"]
+    monkeypatch.setattr(sys, "argv", argv)
+    result = run_cli("run", TASK, "--model", "keyed:m", "--sample", "-o", tmp_path / "out", "--set",
+                     "api_key=sk-live-123", kernel=isolated_kernel)
+    assert result.exit_code == 0, result.output
+    manifest = (tmp_path / "out" / TASK / "manifest.json").read_text()
+    assert "sk-live-123" not in manifest and "t0k" not in manifest
+    assert json.loads(manifest)["settings"]["api_key"] == "***"
+    dry = run_cli("run", TASK, "--model", "keyed:m", "--sample", "--dry-run", "--set", "api_key=sk-live-123",
+                  kernel=isolated_kernel)
+    assert "sk-live-123" not in dry.output and "api_key = '***'" in dry.output
+    bad = run_cli("run", TASK, "--model", "keyed:m", "--sample", "--dry-run", "--set", "retries=sekrit",
+                  kernel=isolated_kernel)
+    assert bad.exit_code == 2 and "sekrit" not in bad.output and "got the value given" in bad.output
+    assert redact_command(["x", "--set", "openai.api_key=abc", "--set", "mode=generate"]) == [
+        "x", "--set", "openai.api_key=***", "--set", "mode=generate"]
