@@ -10,7 +10,9 @@ import pytest
 
 from clue_core.data import sample_dir
 from clue_core.kernel import Kernel
-from clue_core.specs import resolve
+from clue_core.reading import read_split
+from clue_core.rundir import RunPaths
+from clue_models_hf import training
 
 from .conftest import DEMO_TASKS, invoke
 
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 def dev_examples(task_name: str) -> list:
     task = Kernel().task(task_name)
-    return list(resolve(task.reader)(sample_dir(task), "dev").examples)
+    return list(read_split(task, sample_dir(task), "dev").examples)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -35,6 +37,9 @@ def test_every_kind_trains_scores_and_writes_its_submission_files(demo_run) -> N
             (runs / name / "submission" / f).is_file() for f in manifest["submission_files"])
         metrics = json.loads((runs / name / "metrics.json").read_text())
         assert metrics["primary"] is not None
+        # the schedule hf-tiny really followed: its 5e-3 rate, the task's epochs
+        assert metrics["model_info"] == {"backbone": "hf-tiny", "learning_rate": 5e-3,
+                                         "epochs": manifest["settings"]["epochs"]}
         model = runs / name / "model"
         assert {"model.safetensors", "config.json", "clue_model.json"} <= {p.name for p in model.iterdir()}
         assert not list(model.glob("*.bin"))
@@ -129,8 +134,53 @@ def test_user_mistakes_are_one_error_line(tmp_path, args, message: str) -> None:
         if torch.cuda.is_available():
             pytest.skip("fp16 is valid on this machine")
     task = "cmrc2018" if "doc_stride" in message else "afqmc"
-    result = invoke("run", task, "--sample", "--output-dir", tmp_path, *args)
+    result = invoke("run", task, "--sample", "--output-dir", tmp_path / "out", *args)
     assert result.exit_code == 2
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0]
     assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+class Interrupted(Exception):
+    """Stands for a kill: not a ClueError, so the runner keeps the staging folder."""
+
+
+def test_an_interrupted_run_stays_in_staging_and_resume_finishes_it(tmp_path, monkeypatch) -> None:
+    schedule = ("--set", "batch_size=8", "--set", "save_every=2", "--set", "eval_every=3", "--set", "progress=false")
+    straight = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", tmp_path / "straight", *schedule)
+    assert straight.exit_code == 0, straight.output
+
+    def interrupt(self, step):
+        if step == 7:
+            raise Interrupted
+
+    out = tmp_path / "resumed"
+    with monkeypatch.context() as patch:
+        patch.setattr(training.Trainer, "after_step", interrupt)
+        with pytest.raises(Interrupted):
+            invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", out, *schedule)
+    paths = RunPaths(out / "afqmc")
+    assert not paths.final.exists() and not paths.lock.exists()
+    checkpoints = paths.staging / "training" / "checkpoints"
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["step-00000004", "step-00000006"]
+
+    again = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", out, *schedule)
+    assert again.exit_code == 2 and "--resume" in again.output  # never silently discarded
+
+    changed = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", out, "--resume", *schedule,
+                     "--set", "learning_rate=1e-3")
+    assert changed.exit_code == 2 and "learning_rate" in changed.output  # a schedule setting differs
+
+    resumed = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", out, "--resume", *schedule)
+    assert resumed.exit_code == 0, resumed.output
+    assert "resume: continuing from step-00000006" in resumed.output
+    assert not paths.staging.exists()
+    states = [json.loads((d / "afqmc" / "training" / "trainer_state.json").read_text())
+              for d in (tmp_path / "straight", out)]
+    assert states[1]["global_step"] == states[0]["global_step"] == 15
+    assert states[1]["history"] == states[0]["history"]
+    predictions = [read_jsonl(d / "afqmc" / "predictions" / "dev.jsonl") for d in (tmp_path / "straight", out)]
+    assert predictions[1] == predictions[0]
+    assert (out / "afqmc" / "submission" / "afqmc_predict.json").read_bytes() == \
+        (tmp_path / "straight" / "afqmc" / "submission" / "afqmc_predict.json").read_bytes()

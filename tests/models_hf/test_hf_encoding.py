@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from clue_core.errors import ClueError
-from clue_core.examples import ClassificationExample, MultipleChoiceExample, SpanExample
+from clue_core.plugin import ClassificationExample, ClueError, MultipleChoiceExample, SpanExample
 from clue_models_hf import encoding, tiny
 from clue_models_hf.batching import Collator, LengthGroupedBatches
 from clue_models_hf.heads import forward
@@ -51,6 +50,37 @@ def test_span_windows_map_back_to_the_original_characters(tokenizer) -> None:
             assert text == ANSWER
     assert labelled >= 1
     assert covered == {i for i, ch in enumerate(CONTEXT) if not ch.isspace()}
+
+
+def test_answers_without_a_usable_offset_are_skipped_for_training(tokenizer) -> None:
+    start = CONTEXT.index(ANSWER)
+    question = "列車採用哪種型號？"
+    examples = [
+        # CMRC2018 dev style: a gold text that is not in the context has no offset (start None)
+        SpanExample("none", CONTEXT, question, (("新幹線N700S", None),)),
+        # the unusable answer is skipped, the next one is trained on
+        SpanExample("second", CONTEXT, question, (("新幹線N700S", None), (ANSWER, start))),
+        # an offset that is off is relocated to the text's occurrence
+        SpanExample("moved", CONTEXT, question, ((ANSWER, start + 3),)),
+    ]
+    located = (start, start + len(ANSWER))
+    assert [encoding.answer_span(e) for e in examples] == [None, located, located]
+    features = encoding.encode_spans(tokenizer, examples, max_length=40, doc_stride=10, max_query_length=16,
+                                     with_labels=True)
+    assert set(features.example_index) == {1, 2}  # indices into the examples given
+    assert features.notes == ["1 of 3 examples have no answer located in their context and were not used "
+                              "for training"]
+    labelled = 0
+    for item, offsets in zip(features.items, features.offsets):
+        if item["start_position"]:
+            labelled += 1
+            assert CONTEXT[offsets[item["start_position"]][0]:offsets[item["end_position"]][1]] == ANSWER
+    assert labelled >= 2  # both usable examples point at their answer in some window
+    # predicting needs no answers: every example gets its windows
+    assert set(encoding.encode_spans(tokenizer, examples, max_length=40, doc_stride=10, max_query_length=16,
+                                     with_labels=False).example_index) == {0, 1, 2}
+    assert not encoding.encode_spans(tokenizer, examples[:1], max_length=40, doc_stride=10, max_query_length=16,
+                                     with_labels=True).items
 
 
 def test_long_questions_are_cut_to_max_query_length(tokenizer) -> None:

@@ -61,7 +61,7 @@ def test_a_saved_model_refuses_another_kind(trained, tmp_path) -> None:
 
     _, out = trained
     with pytest.raises(ClueError, match="classification"):
-        create(str(out / "model"), TaskSpec("toy-span", "span", "toy", "x:y"), FAST)
+        create(str(out / "model"), TaskSpec("toy-span", "span", "toy", "x:y"), dict(FAST, max_length=256))
 
 
 def test_multiple_choice_scores_only_real_choices(tmp_path, choice_data) -> None:

@@ -16,7 +16,7 @@ import pytest
 from clue_models_hf import training
 from clue_models_hf.factory import create_tiny
 
-from .conftest import TINY, accuracy_scorer
+from .conftest import TINY, accuracy_scorer, run_context
 
 pytestmark = pytest.mark.slow
 
@@ -55,11 +55,11 @@ def test_other_devices_get_the_default_implementation() -> None:
     assert not optimizer.defaults["fused"]
 
 
-def run(tmp_path, task, data, config, capsys=None):
+def run(tmp_path, task, data, config, resume=False):
     train, dev = data
     learner = create_tiny(None, task, config)
-    learner.fit(train, dev, config, tmp_path, accuracy_scorer(dev))
-    return learner, json.loads((tmp_path / "trainer_state.json").read_text())
+    learner.fit(train, dev, run_context(task, tmp_path, accuracy_scorer(dev), resume=resume))
+    return learner, json.loads((tmp_path / "training" / "trainer_state.json").read_text())
 
 
 def test_the_state_counts_examples_and_real_tokens(tmp_path, classification_task, classification_data,
@@ -90,9 +90,9 @@ def test_evaluation_time_stays_out_of_the_loop_time(tmp_path, classification_tas
     config = dict(TINY, epochs=3)
     learner = create_tiny(None, classification_task, config)
     started = time.perf_counter()
-    learner.fit(train, dev, config, tmp_path, slow_score)
+    learner.fit(train, dev, run_context(classification_task, tmp_path, slow_score))
     wall = time.perf_counter() - started
-    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    state = json.loads((tmp_path / "training" / "trainer_state.json").read_text())
     assert len(state["history"]) == 3
     assert 0 < state["train_runtime"] < wall - 3 * pause
 
@@ -113,7 +113,7 @@ def test_counts_add_up_across_an_interruption(tmp_path, monkeypatch, classificat
     with pytest.raises(Interrupted):
         run(tmp_path / "resumed", classification_task, classification_data, config)
     monkeypatch.undo()
-    _, resumed = run(tmp_path / "resumed", classification_task, classification_data, dict(config, resume=True))
+    _, resumed = run(tmp_path / "resumed", classification_task, classification_data, config, resume=True)
     assert resumed["global_step"] == straight["global_step"] == 16
     for key in ("train_examples", "train_tokens", "train_real_tokens"):
         assert resumed[key] == straight[key], key

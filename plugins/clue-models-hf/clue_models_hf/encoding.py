@@ -159,6 +159,13 @@ def encode_spans(
         kept = [i for i, span in enumerate(located) if span is not None]
         spans = [located[i] for i in kept]
     chosen = [examples[i] for i in kept]
+    features = Features([], [], [])
+    skipped = len(examples) - len(chosen)
+    if skipped:
+        features.notes.append(f"{skipped} of {len(examples)} examples have no answer located in their context "
+                              f"and were not used for training")
+    if not chosen:
+        return features
     questions = _truncate_questions(tokenizer, [e.question for e in chosen], max_query_length)
     encoding = tokenizer(
         questions,
@@ -169,9 +176,8 @@ def encode_spans(
         return_overflowing_tokens=True,
         return_offsets_mapping=True,
         return_attention_mask=False,
-    ) if chosen else None
-    features = Features([], [], [])
-    for i, position in enumerate(encoding["overflow_to_sample_mapping"] if encoding is not None else ()):
+    )
+    for i, position in enumerate(encoding["overflow_to_sample_mapping"]):
         sequence_ids = encoding.sequence_ids(i)
         offsets = [tuple(o) for o in encoding["offset_mapping"][i]]
         context = [s == 1 for s in sequence_ids]
@@ -184,10 +190,6 @@ def encode_spans(
         features.offsets.append(offsets)  # type: ignore[arg-type]
         features.context_mask.append(context)
         features.context_ranges.append(_context_range(sequence_ids))
-    skipped = len(examples) - len(chosen)
-    if skipped:
-        features.notes.append(f"{skipped} of {len(examples)} examples have no answer located in their context "
-                              f"and were not used for training")
     return features
 
 

@@ -213,6 +213,16 @@ class HFLearner:
             "max_length": self.max_length,
         })
 
+    def run_info(self) -> dict[str, Any]:
+        """For the run's manifest and metrics: the backbone and, after training, the schedule it
+        really followed (learning rate and epochs after their size-class scales)."""
+        info: dict[str, Any] = {"backbone": self.saved.get("backbone", self.source) if self.saved else self.source}
+        if self.trained:
+            s = self.settings
+            info["learning_rate"] = s.effective_learning_rate
+            info.update({"max_steps": s.max_steps} if s.max_steps else {"epochs": s.effective_epochs})
+        return info
+
     # ---- prediction -----------------------------------------------------------------------
     def _ensure_accelerator(self) -> None:
         if self.accelerator is None:

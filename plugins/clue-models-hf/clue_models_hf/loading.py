@@ -6,8 +6,9 @@ weights, a checkpoint that needs remote code) becomes one :class:`ClueError` lin
 Without network, transformers retries the hub for most of a minute before it says so.
 Before a hub id is loaded, :func:`hub_access` therefore sends one HTTP request (a few
 seconds at most, no retries) to the hub endpoint (``HF_ENDPOINT``, else huggingface.co):
-when nothing answers, a model in the local Hugging Face cache loads from there without
-another connection, and any other model stops at once with one line naming the model
+when nothing answers, a model in the local Hugging Face cache loads from there in the
+hub client's offline mode (no further connection at all, not even its once-a-day
+agent-registry fetch), and any other model stops at once with one line naming the model
 and the endpoint. ``HF_HUB_OFFLINE=1`` skips the request and uses the cache only.
 """
 
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +136,23 @@ def hub_access(source: str, log: Callable[[str], None]) -> bool:
                     f"stay in the cache) or pass hf:<local directory>")
 
 
+@contextmanager
+def hub_offline(active: bool) -> Iterator[None]:
+    """The hub client's offline mode while loading (``local_files_only`` alone still lets
+    huggingface_hub fetch its agent registry once per process)."""
+    if not active:
+        yield
+        return
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
+
+
 def check_source(source: str) -> None:
     path = Path(source).expanduser()
     looks_local = source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
@@ -151,8 +170,9 @@ def load_tokenizer(source: str, trust_remote_code: bool, local_only: bool = Fals
 
     check_source(source)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code,
-                                                  local_files_only=local_only)
+        with hub_offline(local_only):
+            tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                                      local_files_only=local_only)
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError... for bad checkpoints
         vocab = Path(source).expanduser() / "vocab.txt"
         if not vocab.is_file():
@@ -170,7 +190,9 @@ def load_head(source: str, kind: str, labels: Sequence[str], trust_remote_code: 
 
     check_source(source)
     try:
-        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, local_files_only=local_only)
+        with hub_offline(local_only):
+            config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                                local_files_only=local_only)
     except Exception as exc:
         raise _explain(source, exc) from None
     options: dict[str, Any] = {"local_files_only": local_only}
@@ -184,7 +206,8 @@ def load_head(source: str, kind: str, labels: Sequence[str], trust_remote_code: 
         config.label2id = {label: i for i, label in id2label.items()}
         config.problem_type = "single_label_classification"
     try:
-        return auto_class(kind).from_pretrained(source, config=config, trust_remote_code=trust_remote_code,
-                                                **options)
+        with hub_offline(local_only):
+            return auto_class(kind).from_pretrained(source, config=config, trust_remote_code=trust_remote_code,
+                                                    **options)
     except Exception as exc:
         raise _explain(source, exc) from None
