@@ -76,6 +76,9 @@ class Learner(Protocol):
     ``fit`` trains (or, for a model that does not train, picks few-shot examples);
     ``predict`` returns one :class:`Prediction` per example; ``save`` writes what
     ``--model <run>/<task>/model --no-train`` loads again, with the label mapping.
+    Optional methods the runner calls when a learner has them: ``prepare(context)`` first,
+    in every run (``--no-train`` runs skip ``fit``, yet a learner may still need the seed
+    or the cache), and ``run_info() -> dict`` last, recorded as ``model_info``.
     """
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None: ...

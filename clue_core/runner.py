@@ -425,6 +425,9 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                              settings=dict(plan.settings.values),
                              load_model=model_loader(kernel, task, plan.settings))
         started = time.perf_counter()
+        prepare = getattr(plan.learner, "prepare", None)
+        if callable(prepare):  # every run, trained or not: seeds, logging and caches come from the context
+            prepare(context)
         trains = not (request.no_train and model.trains)
         if trains:
             plan.learner.fit(train, dev, context)

@@ -30,6 +30,9 @@ class EchoLearner:
         self.label = task.labels[0]
         self.settings = settings
 
+    def prepare(self, context):
+        SEEN["prepared"] = context.seed
+
     def fit(self, train, dev, context):
         SEEN["train"] = len(train)
         SEEN["context"] = context
@@ -123,6 +126,7 @@ def test_a_judge_model_gets_its_own_settings_namespace(run_cli, isolated_kernel,
     assert created[0] == ("answerer", {"temperature": 0.5, "base_url": ""})
     assert ("the-judge", {"temperature": 0.25, "base_url": "http://127.0.0.1:9/v1"}) in created
     context = SEEN["context"]
+    assert SEEN["prepared"] == 42
     assert context.cache_dir == tmp_path / "cache" and context.seed == 42
     assert "seed" not in context.settings and "judge.temperature" in context.settings
     metrics = json.loads((tmp_path / "out" / "judged-task" / "metrics.json").read_text())

@@ -1,0 +1,26 @@
+"""``clue-core report``: dev scores of runs as a leaderboard, in the terminal or as an HTML report.
+
+Without ``-o`` the command prints each run's primary score and the leaderboard group
+averages (:func:`collect_scores`, :func:`group_averages`). With ``-o DIR`` it writes
+``index.html`` (one self-contained page, charts embedded), ``report.json`` (every number
+on the page) and ``report.md`` (the tables). The modules, one job each:
+
+``collect``         find run directories, unfinished runs and comparison files
+``scored``          re-score a run's dev predictions per example, through the kernel
+``stats``           seeded, vectorised bootstrap intervals; mean ± std over seeds
+``error_analysis``  confusion, per-label F1, accuracy by context length, wrong examples
+``groups``          leaderboard group averages, as the tasks declare them
+``rows``            leaderboard rows and cells; ``published``: published scores side by side
+``superclue``       ``comparison.json`` of open-ended runs
+``build``           all of the above into report.json's data
+``fonts``/``charts`` matplotlib charts (imported only here), with or without a CJK font
+``html``/``markdown`` the two renderings; ``command`` what the CLI calls
+"""
+
+from __future__ import annotations
+
+from clue_core.report.collect import collect_scores
+from clue_core.report.command import report_command, write_report
+from clue_core.report.groups import group_averages, leaderboard_members
+
+__all__ = ["collect_scores", "group_averages", "leaderboard_members", "report_command", "write_report"]

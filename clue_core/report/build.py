@@ -1,0 +1,182 @@
+"""Assemble ``report.json``'s content from run directories and comparisons.
+
+Everything the HTML page and ``report.md`` show is computed here, once, into plain data:
+per run (re-scored per example, intervals, error analysis), per leaderboard row (cells
+and group scores), per task (published scores, ranked side by side) and the warnings
+that keep incomplete or mixed material from passing unnoticed. The renderers only
+format it, so every number on the page is in ``report.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core import __version__
+from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
+from clue_core.report import error_analysis, stats
+from clue_core.report.collect import Collected, Run, collect
+from clue_core.report.groups import leaderboard_members, merge_members
+from clue_core.report.published import boards, published_dict, run_usage
+from clue_core.report.rows import build_rows, data_version, model_facts
+from clue_core.report.scored import DevData, Scored, score_run
+from clue_core.report.superclue import load_comparison
+from clue_core.specs import TaskSpec
+
+SCHEMA = "clue-core/report"
+#: Recomputed totals must equal metrics.json's up to rounding noise.
+TOLERANCE = 1e-6
+
+
+def run_intervals(task: TaskSpec, scored: Scored, dev: dict[str, float], seed: int, resamples: int
+                  ) -> dict[str, dict[str, Any]]:
+    """A bootstrap interval for every dev metric, or the reason there is none."""
+    unit = "group" if scored.grouped else "example"
+    result: dict[str, dict[str, Any]] = {}
+    for metric in dev:
+        values = scored.per_example.get(metric)
+        keep = [i for i, v in enumerate(values or ()) if v is not None]
+        groups = [scored.groups[i] for i in keep] if scored.grouped else None
+        if keep:
+            interval = stats.bootstrap_mean([values[i] for i in keep], groups,  # type: ignore[index]
+                                            unit=unit, resamples=resamples, seed=seed)
+        elif metric == "macro_f1" and "macro_f1" in task.metrics and task.kind in (CLASSIFICATION, MULTIPLE_CHOICE):
+            gold = [getattr(e, "label", None) for e in scored.examples]
+            keep = [i for i, g in enumerate(gold) if g is not None]
+            if not keep:
+                result[metric] = {"reason": "no gold labels"}
+                continue
+            predicted = [None if p is None else p.value for p in scored.predictions]
+            interval = stats.bootstrap_macro_f1([gold[i] for i in keep], [predicted[i] for i in keep],
+                                                [scored.groups[i] for i in keep] if scored.grouped else None,
+                                                unit=unit, resamples=resamples, seed=seed)
+        else:
+            result[metric] = {"reason": "the metric gives no per-example values"}
+            continue
+        result[metric] = interval.as_dict()
+    return result
+
+
+def analyse(task: TaskSpec, scored: Scored, primary: str, seed: int) -> dict[str, Any]:
+    analysis: dict[str, Any] = {}
+    if task.kind == CLASSIFICATION and scored.examples:
+        analysis["confusion"] = error_analysis.confusion(task, scored)
+    if task.kind in (SPAN, MULTIPLE_CHOICE):
+        analysis["context_length"] = error_analysis.context_length(scored, primary)
+    analysis["wrong_examples"] = error_analysis.wrong_examples(task, scored, primary, seed)
+    return analysis
+
+
+def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: DevData, seed: int,
+               resamples: int, warnings: list[str]) -> dict[str, Any]:
+    metrics = run.metrics
+    dev = {k: float(v) for k, v in (metrics.get("dev") or {}).items() if isinstance(v, (int, float))}
+    entry: dict[str, Any] = {
+        "id": f"run-{number}", "path": str(run.path), "task": run.task, "model": run.model, "seed": run.seed,
+        "finished": str(run.manifest.get("finished") or ""), "primary_metric": metrics["primary_metric"],
+        "primary": metrics.get("primary"), "dev": dev, "counts": metrics.get("counts") or {},
+        "sample": run.sample, "partial": run.partial, "limit": run.limit,
+        "data_version": data_version(run.manifest, run.sample),
+        "usage": run_usage(metrics), "model_facts": model_facts(kernel, run.manifest, metrics),
+        "report_settings": metrics.get("report_settings") or {}, "settings": run.manifest.get("settings") or {},
+        "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
+        "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
+        "row": None,
+    }
+    if task is None:
+        entry["notes"].append(f"task {run.task} is not installed: no intervals or error analysis")
+        entry["intervals"] = {m: {"reason": "task not installed"} for m in dev}
+        return entry
+    scored = score_run(kernel, task, run, data)
+    if scored is None:
+        entry["intervals"] = {m: {"reason": "no prediction records"} for m in dev}
+        return entry
+    entry["notes"] += scored.notes
+    if not scored.examples:
+        entry["intervals"] = {m: {"reason": "predictions could not be re-scored"} for m in dev}
+        return entry
+    entry["scored_from"] = "data" if scored.from_data else "records"
+    entry["recomputed"] = {k: v for k, v in scored.totals.items() if k in dev}
+    for metric, value in entry["recomputed"].items():
+        if abs(value - dev[metric]) > TOLERANCE:
+            warnings.append(f"{run.path}: {metric} recomputed from predictions/dev.jsonl is {value:.4f}, "
+                            f"metrics.json says {dev[metric]:.4f}")
+    entry["intervals"] = run_intervals(task, scored, dev, seed, resamples)
+    entry["analysis"] = analyse(task, scored, entry["primary_metric"], seed)
+    return entry
+
+
+def _task_entry(task: TaskSpec | None, name: str, rows: list[dict[str, Any]], runs: list[dict[str, Any]]
+                ) -> dict[str, Any]:
+    first = next(r for r in runs if r["task"] == name)
+    published = [published_dict(s) for s in task.published] if task else []
+    entries = []
+    for row in rows:
+        cell = row["cells"].get(name)
+        if cell is None:
+            continue
+        run = next(r for r in runs if r["id"] == cell["runs"][0])
+        entries.append({"row": row["id"], "model": row["label"], "usage": run["usage"], "dev": cell["dev"],
+                        "intervals": cell["intervals"], "comparable": row["comparable"], "reason": row["reason"]})
+    versions: dict[str, list[str]] = {}
+    for row in rows:
+        if name in row["cells"]:
+            versions.setdefault(row["cells"][name]["data_version"], []).append(row["id"])
+    return {
+        "name": name, "kind": task.kind if task else "?", "description": task.description if task else "",
+        "primary_metric": first["primary_metric"], "installed": task is not None,
+        "labels": list(task.labels) if task else [], "label_descriptions": dict(task.label_descriptions) if task
+        else {}, "leaderboards": [f"{b} {g}" for b, g in first["leaderboards"]],
+        "data_versions": versions, "published": published,
+        "boards": boards(published, entries, first["primary_metric"]),
+    }
+
+
+def _order_tasks(members: dict[str, list[str]], present: Sequence[str]) -> list[str]:
+    ordered = [t for tasks in members.values() for t in tasks if t in present]
+    return list(dict.fromkeys([*ordered, *present]))
+
+
+def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
+                 resamples: int = stats.RESAMPLES) -> dict[str, Any]:
+    """Everything the report shows, as JSON-ready data."""
+    found: Collected = collect(list(paths))
+    warnings: list[str] = []
+    data = DevData()
+    tasks_installed = kernel.tasks if kernel is not None else {}
+    runs = [_run_entry(kernel, n, run, tasks_installed.get(run.task), data, seed, resamples, warnings)
+            for n, run in enumerate(found.runs, 1)]
+    declared = leaderboard_members(tasks_installed.values())
+    members = merge_members(declared, ((r["task"], r["leaderboards"]) for r in runs))
+    rows = build_rows(runs, members, warnings)
+    task_names = _order_tasks(members, [r["task"] for r in runs])
+    tasks = [_task_entry(tasks_installed.get(name), name, rows, runs) for name in task_names]
+    for task in tasks:
+        if len({version.split()[-1] for version in task["data_versions"]}) > 1:  # digests, sample or not
+            described = "; ".join(f"{version}: {', '.join(ids)}" for version, ids in task["data_versions"].items())
+            warnings.append(f"{task['name']}: rows are scored on different dev data ({described}); "
+                            f"their {task['name']} scores are not directly comparable")
+    odd = [row["label"] for row in rows if not row["comparable"]]
+    if odd:
+        warnings.append(f"not comparable with published scores or full-dev runs (bundled sample or --limit): "
+                        f"{', '.join(odd)}")
+    for run in found.unfinished:
+        warnings.append(f"left out, unfinished: {run.path} ({run.reason})")
+    for run in runs:
+        warnings += [f"{run['path']}: {note}" for note in run["notes"]]
+    comparisons = [load_comparison(path) for path in found.comparisons]
+    for comparison in comparisons:
+        warnings += [f"{comparison['path']}: {w}" for w in comparison["warnings"]]
+    for run in runs:
+        del run["settings"]
+    return {
+        "schema": SCHEMA, "version": 1, "clue_core": __version__,
+        "bootstrap": {"resamples": resamples, "confidence": stats.CONFIDENCE, "seed": seed, "method": "percentile",
+                      "unit": "example, or the examples' group where they carry one (CHID: the passage)"},
+        "warnings": warnings,
+        "groups": {name: tasks for name, tasks in members.items() if any(t in task_names for t in tasks)},
+        "tasks": tasks, "rows": rows, "runs": runs,
+        "unfinished": [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished],
+        "comparisons": comparisons,
+    }

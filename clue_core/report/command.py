@@ -1,0 +1,104 @@
+"""What ``clue-core report`` runs: the terminal summary, or the report files with ``-o``.
+
+The CLI command only parses its options and echoes the text returned here, so the
+whole behaviour is testable without the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.atomic import atomic_open, write_json
+from clue_core.errors import ClueError
+from clue_core.report import stats
+from clue_core.report.build import build_report
+from clue_core.report.collect import collect_scores
+from clue_core.report.groups import group_averages, leaderboard_members
+from clue_core.table import format_table
+
+FILES = ("index.html", "report.json", "report.md")
+
+
+def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
+                 seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True) -> dict[str, Any]:
+    """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
+
+    ``font`` overrides ``$CLUE_REPORT_FONT`` (``none`` draws English labels only);
+    ``charts=False`` leaves the charts out (matplotlib is then not imported).
+    """
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ClueError(f"{output_dir} is a file, not a folder")
+    report = build_report(kernel, paths, seed=seed, resamples=resamples)
+    images: list[Any] = []
+    if charts:
+        from clue_core.report.charts import draw_charts
+        from clue_core.report.fonts import choose_font
+
+        choice = choose_font(font)
+        images = draw_charts(report, choice)
+        report["charts"] = {"font": {"family": choice.family, "file": choice.path, "cjk": choice.cjk,
+                                     "reason": choice.reason},
+                            "images": [{"id": c.id, "title": c.title, "section": c.section} for c in images]}
+    else:
+        report["charts"] = {"font": None, "images": []}
+    from clue_core.report.html import render_html
+    from clue_core.report.markdown import render_markdown
+
+    try:
+        with atomic_open(output_dir / "index.html") as handle:
+            handle.write(render_html(report, images))
+        write_json(output_dir / "report.json", report)
+        with atomic_open(output_dir / "report.md") as handle:
+            handle.write(render_markdown(report))
+    except OSError as exc:
+        raise ClueError(f"cannot write the report into {output_dir}: {exc.strerror or exc}") from None
+    return report
+
+
+def _summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
+    """The terminal report: each run's primary score and the group averages."""
+    scores = collect_scores(list(paths))
+    groups = group_averages(scores, leaderboard_members(kernel.tasks.values()))
+    if as_json:
+        return json.dumps({"tasks": scores, "groups": groups}, ensure_ascii=False, indent=2, default=str)
+    lines = [format_table([["task", "primary", "score", "model", "run dir"]]
+                          + [[s["task"], s["primary_metric"],
+                              f"{s['primary']:.2f}" if s["primary"] is not None else "-",
+                              s["model"], s["run_dir"]] for s in scores])]
+    for name, group in groups.items():
+        missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
+        lines.append(f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}")
+    return "\n".join(lines)
+
+
+def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False) -> str:
+    """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given)."""
+    if output_dir is None:
+        return _summary_text(kernel, paths, as_json)
+    report = write_report(kernel, paths, output_dir)
+    files = [str(output_dir / name) for name in FILES]
+    if as_json:
+        return json.dumps({"files": files, "warnings": report["warnings"],
+                           "rows": [{"label": r["label"], "comparable": r["comparable"],
+                                     "cells": {t: c["value"] for t, c in r["cells"].items()},
+                                     "groups": r["groups"]} for r in report["rows"]]},
+                          ensure_ascii=False, indent=2, default=str)
+    group_names = list(report["groups"])
+    table = [["row", *group_names, "tasks"]]
+    for row in report["rows"]:
+        scores = [(f"{g['score']:.2f}" + ("" if g["complete"] else f" ({len(g['tasks'])}/"
+                                          f"{len(g['tasks']) + len(g['missing'])})")) if (g := row["groups"].get(n))
+                  else "-" for n in group_names]
+        table.append([row["label"] + ("" if row["comparable"] else " *"), *scores, str(len(row["cells"]))])
+    lines = [format_table(table)] if report["rows"] else []
+    if any(not r["comparable"] for r in report["rows"]):
+        lines.append("* not comparable with published scores (bundled sample or --limit)")
+    if report["comparisons"]:
+        lines.append(f"comparisons: {', '.join(c['path'] for c in report['comparisons'])}")
+    if report["warnings"]:
+        lines.append(f"{len(report['warnings'])} warning(s), listed at the top of the report")
+    lines.append(f"wrote {', '.join(files)}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""Number and setting formatting shared by the HTML page and report.md, so both read alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+def number(value: Any, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def interval(data: Mapping[str, Any] | None) -> str:
+    if not data or "low" not in data:
+        return ""
+    return f"[{data['low']:.2f}, {data['high']:.2f}]"
+
+
+def spread(data: Mapping[str, Any] | None) -> str:
+    if not data:
+        return ""
+    return f"± {data['std']:.2f} ({data['n']} seeds)"
+
+
+def cell_detail(cell: Mapping[str, Any]) -> str:
+    """The uncertainty under a leaderboard cell: the spread over seeds, or the run's interval."""
+    metric = cell["metric"]
+    return spread((cell.get("seed_spread") or {}).get(metric)) or interval(cell["intervals"].get(metric))
+
+
+def group_text(group: Mapping[str, Any] | None) -> str:
+    if not group:
+        return "—"
+    if group["complete"]:
+        return f"{group['score']:.2f}"
+    return f"{group['score']:.2f} ({len(group['tasks'])}/{len(group['tasks']) + len(group['missing'])})"
+
+
+def settings(values: Mapping[str, Any], *, full: bool = False) -> str:
+    """``epochs=3, learning_rate=2e-05``; a setting that differs per task as ``epochs=2…8 per task``
+    (``full``: ``epochs=per task (c3 8, chid 3)``)."""
+    parts = []
+    for key, value in values.items():
+        if not isinstance(value, Mapping):
+            parts.append(f"{key}={_plain(value)}")
+        elif full:
+            parts.append(f"{key}=per task ({', '.join(f'{task} {_plain(v)}' for task, v in value.items())})")
+        else:
+            numbers = [v for v in value.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            shown = (f"{_plain(min(numbers))}…{_plain(max(numbers))}" if len(numbers) == len(value) else "…")
+            parts.append(f"{key}={shown} per task")
+    return ", ".join(parts)
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def usage(row: Mapping[str, Any]) -> str:
+    """How a row's model was used: ``fine-tuned``, or ``generation, 0-shot`` for an LLM."""
+    mode = row.get("mode") or "—"
+    return mode if row.get("shots") is None else f"{mode}, {row['shots']}-shot"

@@ -1,0 +1,289 @@
+"""``index.html``: one self-contained page, readable straight from disk.
+
+Charts are PNGs embedded as ``data:`` URIs, the style sheet and the one script are
+inline, and nothing is fetched: no CDN, no web font, no link to a file beside it. The
+script only counts the images the browser decoded and writes the count into the page
+(``#image-check``), which the tests read back from headless Chromium.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from clue_core.report import format as fmt
+from clue_core.report.charts import Chart
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","WenQuanYi Micro Hei","PingFang SC",
+"Microsoft YaHei",sans-serif;margin:0 auto;max-width:1280px;padding:0 24px 48px;color:#202124;line-height:1.45}
+h1{margin:24px 0 4px}h2{border-bottom:2px solid #dadce0;padding-bottom:4px;margin-top:40px}
+h3{margin-top:28px}small,.muted{color:#5f6368}nav a{margin-right:14px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}
+th,td{border:1px solid #dadce0;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f1f3f4}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num small{display:block}tr.nc td{color:#5f6368;background:#fafafa}tr.pub td{background:#f8f9fa}
+.badge{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:#fce8e6;color:#a50e0e;
+margin-left:6px}.badge.ok{background:#e6f4ea;color:#137333}
+.warnings{background:#fef7e0;border:1px solid #f9ab00;border-radius:6px;padding:8px 16px}
+.partial{color:#b06000}figure{margin:12px 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:13px;color:#5f6368}details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+td.text{max-width:520px;font-size:13px}td.model{min-width:190px}
+.analysis{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
+"""
+
+SCRIPT = """
+window.addEventListener('load', function () {
+  var images = Array.prototype.slice.call(document.images);
+  var decoded = images.filter(function (image) { return image.complete && image.naturalWidth > 0; }).length;
+  var check = document.getElementById('image-check');
+  check.setAttribute('data-decoded', String(decoded));
+  check.textContent = 'images decoded: ' + decoded + ' of ' + images.length;
+});
+"""
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], row_classes: Sequence[str] = ()) -> str:
+    """An HTML table; cells are HTML already (escape text with :func:`escape` first)."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        css = f' class="{row_classes[i]}"' if i < len(row_classes) and row_classes[i] else ""
+        body.append(f"<tr{css}>" + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
+                    + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def num(value: Any, detail: str = "", title: str = "") -> str:
+    tip = f' title="{escape(title)}"' if title else ""
+    small = f"<small>{escape(detail)}</small>" if detail else ""
+    return f'<td class="num"{tip}>{fmt.number(value)}{small}</td>'
+
+
+def figure(chart: Chart) -> str:
+    data = base64.b64encode(chart.png).decode("ascii")
+    return (f'<figure id="{chart.id}"><img src="data:image/png;base64,{data}" alt="{escape(chart.title)}">'
+            f"<figcaption>{escape(chart.title)}</figcaption></figure>")
+
+
+def _badge(row: Mapping[str, Any]) -> str:
+    return "" if row["comparable"] else f'<span class="badge" title="{escape(row["reason"])}">not comparable</span>'
+
+
+def leaderboard(report: Mapping[str, Any]) -> str:
+    tasks = report["tasks"]
+    groups = [name for name in report["groups"] if any(name in row["groups"] for row in report["rows"])]
+    headers = ["#", "model", "kind", "size", "use", "settings", *map(escape, groups),
+               *(f"{escape(t['name'])}<br><small>{escape(t['primary_metric'])}</small>" for t in tasks)]
+    rows, classes = [], []
+    for rank, row in enumerate(report["rows"], 1):
+        full = escape(fmt.settings(row["settings"], full=True))
+        cells = [str(rank), f'<td class="model">{escape(row["label"])}{_badge(row)}</td>', escape(row["kind"]),
+                 escape(row["size"] or "—"), escape(fmt.usage(row)),
+                 f'<td class="text" title="{full}">{escape(fmt.settings(row["settings"])) or "—"}</td>']
+        for name in groups:
+            group = row["groups"].get(name)
+            missing = f"missing: {', '.join(group['missing'])}" if group and group["missing"] else ""
+            css = ' class="num partial"' if group and not group["complete"] else ' class="num"'
+            cells.append(f'<td{css} title="{escape(missing)}">{escape(fmt.group_text(group))}</td>')
+        for task in tasks:
+            cell = row["cells"].get(task["name"])
+            cells.append(num(cell["value"], fmt.cell_detail(cell), cell["data_version"]) if cell else "—")
+        rows.append(cells)
+        classes.append("" if row["comparable"] else "nc")
+    members = "; ".join(f"<b>{escape(name)}</b>: {escape(', '.join(tasks))}" for name, tasks in
+                        report["groups"].items())
+    return (table(headers, rows, classes)
+            + f"<p class='muted'>Cells: primary dev metric; below it the 95% bootstrap interval (one run) or ± std "
+              f"over seeds. Group scores average the members' primary metric as the CLUE leaderboard does; "
+              f"an average over only some members is shown as <span class='partial'>k/n</span> and is not a "
+              f"leaderboard score. Members: {members}.</p>")
+
+
+def _metrics_table(task: Mapping[str, Any], report: Mapping[str, Any]) -> str:
+    rows = [(row, row["cells"][task["name"]]) for row in report["rows"] if task["name"] in row["cells"]]
+    metrics = list(dict.fromkeys(m for _, cell in rows for m in cell["dev"]))
+    body = []
+    for row, cell in rows:
+        cells = [escape(row["label"]) + _badge(row)]
+        for metric in metrics:
+            spread = (cell.get("seed_spread") or {}).get(metric)
+            detail = fmt.spread(spread) or fmt.interval(cell["intervals"].get(metric))
+            cells.append(num(cell["dev"].get(metric), detail))
+        seeds = ", ".join(str(s) for s in cell["seeds"])
+        cells.append(escape(f"{seeds} ({cell['data_version']})"))
+        body.append(cells)
+    return table(["row", *map(escape, metrics), "seeds (dev data)"], body)
+
+
+def _boards(task: Mapping[str, Any]) -> str:
+    parts = []
+    for board in task["boards"]:
+        shots = "" if board["shots"] is None else f", {board['shots']}-shot"
+        rows, classes = [], []
+        for entry in board["entries"]:
+            if entry["kind"] == "published":
+                rows.append([str(entry["rank"]), escape(entry["model"]), num(entry["value"]),
+                             escape(f"published, {entry['split']} (CLUE {entry['version']} data)"),
+                             f'<td class="text">{escape(entry["source"])}</td>'])
+                classes.append("pub")
+            else:
+                rank = str(entry["rank"]) if "rank" in entry else "—"
+                status = "this report" if entry["comparable"] else f"not comparable: {entry['reason']}"
+                rows.append([rank, f"<b>{escape(entry['model'])}</b>", num(entry["value"],
+                                                                           fmt.interval(entry.get("interval"))),
+                             escape(status), "—"])
+                classes.append("" if entry["comparable"] else "nc")
+        parts.append(f"<h4>dev {escape(board['metric'])} ({escape(str(board['mode']))}{escape(shots)})</h4>"
+                     + table(["rank", "model", "value", "what", "source"], rows, classes))
+    other = [p for p in task["published"] if p["split"] != "dev"]
+    if other:
+        rows = [[escape(p["model"]), escape(p["split"]), escape(p["version"]), escape(p["metric"]), num(p["value"]),
+                 f'<td class="text">{escape(p["source"])}</td>'] for p in other]
+        parts.append(f"<details><summary>Published test scores ({len(other)}): not compared, runs are scored on "
+                     f"dev</summary>" + table(["model", "split", "version", "metric", "value", "source"], rows)
+                     + "</details>")
+    if not task["published"]:
+        parts.append("<p class='muted'>The task declares no published scores.</p>")
+    return "".join(parts)
+
+
+def _confusion(run: Mapping[str, Any], charts: Mapping[str, Chart]) -> str:
+    data = run["analysis"]["confusion"]
+    describe = data["descriptions"]
+
+    def name(label: str) -> str:
+        return escape(f"{label} ({describe[label]})" if label in describe else label)
+
+    parts = []
+    chart = charts.get(f"chart-confusion-{run['id']}")
+    if chart:
+        parts.append(figure(chart))
+    pairs = [[name(p["gold"]), name(p["predicted"]), str(p["count"])] for p in data["confused_pairs"]]
+    parts.append("<div><h5>Most confused pairs</h5>" + (table(["gold", "predicted as", "count"], pairs) if pairs
+                                                        else "<p class='muted'>none</p>") + "</div>")
+    per_label = sorted(data["per_label"], key=lambda r: -r["support"])
+    rows = [[name(r["label"]), num(r["precision"]), num(r["recall"]), num(r["f1"]), str(r["support"]),
+             str(r["predicted"])] for r in per_label]
+    rendered = table(["label", "precision", "recall", "F1", "gold", "predicted"], rows)
+    parts.append(f"<div><details{' open' if len(rows) <= 20 else ''}><summary>Per-label F1 ({len(rows)} labels)"
+                 f"</summary>{rendered}</details></div>")
+    return "".join(parts)
+
+
+def _wrong(run: Mapping[str, Any]) -> str:
+    examples = run["analysis"].get("wrong_examples") or []
+    if not examples:
+        return "<p class='muted'>No wrong examples.</p>"
+    rows = []
+    for item in examples:
+        text = escape(item.get("text") or "")
+        if item.get("text_pair"):
+            text += " ‖ " + escape(item["text_pair"])
+        if item.get("context"):
+            text += f"<br><small>{escape(item['context'])}</small>"
+        answer = escape(item["prediction"]) + (f"<br><small>said: {escape(item['raw'])}</small>"
+                                               if item.get("raw") else "")
+        rows.append([escape(str(item["id"])), f'<td class="text">{text}</td>', escape(item["gold"]), answer])
+    return table(["id", "example", "gold", "model's answer"], rows)
+
+
+def _length_rows(task: Mapping[str, Any], report: Mapping[str, Any]) -> str:
+    body = []
+    for row in report["rows"]:
+        cell = row["cells"].get(task["name"])
+        run = _run(report, cell["runs"][0]) if cell else None
+        for b in (run["analysis"].get("context_length") or []) if run else []:
+            body.append([escape(row["label"]), f"{b['low']}–{b['high']}", str(b["n"]), num(b["value"])])
+    if not body:
+        return ""
+    return "<h4>By context length</h4>" + table(["row", "characters", "examples", "score"], body)
+
+
+def _run(report: Mapping[str, Any], run_id: str) -> dict[str, Any]:
+    return next(r for r in report["runs"] if r["id"] == run_id)
+
+
+def task_section(task: Mapping[str, Any], report: Mapping[str, Any], charts: Mapping[str, Chart]) -> str:
+    name = task["name"]
+    parts = [f'<section id="task-{escape(name)}"><h3>{escape(name)} <small>{escape(task["description"])}</small>'
+             f"</h3>", "<h4>Dev metrics, 95% bootstrap intervals</h4>", _metrics_table(task, report),
+             "<h4>Beside published scores</h4>", _boards(task)]
+    if f"chart-published-{name}" in charts:
+        parts.append(figure(charts[f"chart-published-{name}"]))
+    if f"chart-length-{name}" in charts:
+        parts.append(figure(charts[f"chart-length-{name}"]))
+    parts.append(_length_rows(task, report))
+    for row in report["rows"]:
+        cell = row["cells"].get(name)
+        if not cell:
+            continue
+        run = _run(report, cell["runs"][0])
+        inner = []
+        if "confusion" in run["analysis"]:
+            inner.append(_confusion(run, charts))
+        inner.append("<div><h5>Wrong examples</h5>" + _wrong(run) + "</div>")
+        parts.append(f"<details open><summary>Error analysis: {escape(row['label'])} "
+                     f"<small>({escape(run['path'])})</small></summary><div class='analysis'>{''.join(inner)}</div>"
+                     f"</details>")
+    return "".join(parts) + "</section>"
+
+
+def page(report: Mapping[str, Any], charts: Sequence[Chart], superclue_html: str) -> str:
+    by_id = {chart.id: chart for chart in charts}
+    runs, tasks = report["runs"], report["tasks"]
+    font = (report.get("charts") or {}).get("font") or {}
+    boot = report["bootstrap"]
+    meta = (f"{len(runs)} run(s) · {len({r['model'] for r in runs})} model(s) · {len(tasks)} task(s) · clue-core "
+            f"{report['clue_core']} · bootstrap: {boot['resamples']} resamples, {boot['confidence']:.0%}, seed "
+            f"{boot['seed']} · chart labels: {font.get('family') or 'English (no CJK font)'}")
+    warnings = "".join(f"<li>{escape(w)}</li>" for w in report["warnings"])
+    parts = [
+        "<!DOCTYPE html><html lang='zh-CN'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><title>CLUE report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>CLUE report</h1><p class='muted'>{escape(meta)}</p>",
+        "<nav>" + ("<a href='#leaderboard'>Leaderboard</a><a href='#tasks'>Tasks</a>" if report["rows"] else "")
+        + ("<a href='#superclue'>SuperCLUE</a>" if report["comparisons"] else "") + "<a href='#runs'>Runs</a></nav>",
+    ]
+    if warnings:
+        parts.append(f"<div class='warnings' id='warnings'><b>Read this first</b><ul>{warnings}</ul></div>")
+    if report["rows"]:
+        parts.append("<section id='leaderboard'><h2>Leaderboard</h2>" + leaderboard(report))
+        if "chart-overview" in by_id:
+            parts.append(figure(by_id["chart-overview"]))
+        parts.append("</section><section id='tasks'><h2>Tasks</h2>")
+        parts += [task_section(task, report, by_id) for task in tasks]
+        parts.append("</section>")
+    parts.append(superclue_html)
+    parts.append(runs_section(report))
+    parts.append("<p id='image-check' class='muted' data-images='" + str(len(charts))
+                 + "' data-decoded='unknown'>images: not checked (scripts off)</p>")
+    parts.append(f"<script>{SCRIPT}</script></body></html>\n")
+    return "".join(parts)
+
+
+def runs_section(report: Mapping[str, Any]) -> str:
+    rows, classes = [], []
+    for run in report["runs"]:
+        primary = run["dev"].get(run["primary_metric"])
+        rows.append([escape(run["id"]), escape(run["task"]), escape(run["model"]), escape(str(run["seed"])),
+                     escape(run["data_version"]), num(primary, run["primary_metric"]),
+                     "yes" if run["in_table"] else "no", f'<td class="text">{escape(run["path"])}'
+                     + "".join(f"<br><small>{escape(n)}</small>" for n in run["notes"]) + "</td>"])
+        classes.append("" if run["in_table"] else "nc")
+    parts = ["<section id='runs'><h2>Runs</h2>",
+             table(["run", "task", "model", "seed", "dev data", "primary", "in table", "run dir"], rows, classes)]
+    if report["unfinished"]:
+        parts.append("<h3>Unfinished (left out)</h3>" + table(
+            ["task", "run dir", "why"], [[escape(u["task"]), escape(u["path"]), escape(u["reason"])]
+                                         for u in report["unfinished"]]))
+    return "".join(parts) + "</section>"
+
+
+def render_html(report: Mapping[str, Any], charts: Sequence[Chart]) -> str:
+    from clue_core.report.superclue_html import superclue_section
+
+    return page(report, charts, superclue_section(report, {c.id: c for c in charts}))

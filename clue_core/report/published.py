@@ -1,0 +1,87 @@
+"""Published scores set beside runs, only where the two numbers measure the same thing.
+
+A run is placed beside a published score when the task, the split, the metric and the
+way the model was used match: ``mode`` (``fine-tuned`` for encoders; for large language
+models e.g. ``likelihood`` or ``generation``), ``shots`` and, when the published score
+names one, the prompt. Runs are scored on dev, so a published *test* score is never
+compared with them. For dev the data version need not match (both CLUE editions ship
+the same dev files; see :class:`clue_core.specs.PublishedScore`); a test comparison would
+need it. Runs on the bundled sample or a ``--limit`` subset are shown, but marked as
+not comparable and left unranked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+FINE_TUNED = "fine-tuned"
+
+
+def run_usage(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """How a run used its model: mode, shots and prompt, from ``metrics.json``."""
+    settings = metrics.get("report_settings") or {}
+    info = metrics.get("model_info") or {}
+    llm = metrics.get("model_category") == "llm"
+    mode = settings.get("mode") or (None if llm else FINE_TUNED)
+    prompt = settings.get("prompt") or info.get("prompt") or info.get("prompt_hash")
+    return {"mode": mode, "shots": settings.get("shots"), "prompt": prompt, "llm": llm}
+
+
+def published_dict(score: Any) -> dict[str, Any]:
+    """A :class:`~clue_core.specs.PublishedScore` as plain data (``prompt`` when a source names one)."""
+    data = {key: getattr(score, key) for key in ("model", "split", "version", "metric", "value", "source",
+                                                 "mode", "shots")}
+    data["prompt"] = getattr(score, "prompt", None)
+    return data
+
+
+def mismatch(score: Mapping[str, Any], usage: Mapping[str, Any], dev_metrics: Mapping[str, Any],
+             split: str = "dev", version: str | None = None) -> str | None:
+    """Why ``score`` cannot stand beside a run (None when it can), ignoring sample/limit."""
+    if score["split"] != split:
+        return f"published on {score['split']}, the run is scored on {split}"
+    if split != "dev" and score["version"] != version:
+        return f"data version {score['version']}, the run's is {version}"
+    if score["metric"] not in dev_metrics:
+        return f"metric {score['metric']} not among the run's"
+    if score["mode"] != usage["mode"]:
+        return f"mode {score['mode']}, the run's is {usage['mode'] or 'not recorded'}"
+    if (usage["llm"] or score["shots"] is not None) and score["shots"] != usage["shots"]:
+        return f"{score['shots']} shots, the run used {usage['shots']}"
+    if score["prompt"] is not None and score["prompt"] != usage["prompt"]:
+        return "a different prompt"
+    return None
+
+
+def boards(published: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str, Any]],
+           primary_metric: str) -> list[dict[str, Any]]:
+    """One ranked table per (metric, mode, shots) that has published dev scores.
+
+    ``entries`` are the rows of the leaderboard for this task, each with ``row``,
+    ``usage``, ``dev`` (metric means), ``interval`` per metric, ``comparable`` and
+    ``reason``. Comparable rows are ranked among the published numbers; the others are
+    listed after them, unranked, with the reason.
+    """
+    keys = list(dict.fromkeys((s["metric"], s["mode"], s["shots"]) for s in published if s["split"] == "dev"))
+    keys.sort(key=lambda key: (key[0] != primary_metric, key[0]))
+    result = []
+    for metric, mode, shots in keys:
+        scores = [dict(s, index=i) for i, s in enumerate(published)
+                  if (s["split"], s["metric"], s["mode"], s["shots"]) == ("dev", metric, mode, shots)]
+        ranked: list[dict[str, Any]] = [{"kind": "published", **s} for s in scores]
+        unranked: list[dict[str, Any]] = []
+        for entry in entries:
+            if metric not in entry["dev"]:
+                continue
+            if any(mismatch(s, entry["usage"], entry["dev"]) for s in scores):
+                continue  # another mode, shots or prompt: a different board
+            item = {"kind": "run", "row": entry["row"], "model": entry["model"], "value": entry["dev"][metric],
+                    "interval": entry["intervals"].get(metric), "comparable": entry["comparable"],
+                    "reason": entry["reason"]}
+            (ranked if entry["comparable"] else unranked).append(item)
+        ranked.sort(key=lambda item: -item["value"])
+        for rank, item in enumerate(ranked, 1):
+            item["rank"] = rank
+        result.append({"metric": metric, "mode": mode, "shots": shots, "entries": ranked + unranked})
+    return result

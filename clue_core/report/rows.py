@@ -1,0 +1,173 @@
+"""Leaderboard rows: which runs make one row, and what each cell and group score holds.
+
+A row is one way of running one model: the model, how it was used (mode and shots for
+LLMs) and the data it saw (full dev, the bundled sample, or a ``--limit`` subset); the
+last keeps sample and partial runs visibly apart from full ones. In a row, a task's runs
+that differ only in seed are one cell (mean ± std over seeds); runs of the same task
+with other settings or other data are not averaged in, and the report says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.report.groups import average_groups
+from clue_core.report.stats import spread
+
+NOT_COMPARABLE_SAMPLE = "bundled sample data, not the official dev set"
+
+
+def human_count(count: int | None) -> str:
+    if not count:
+        return ""
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if count >= size:
+            return f"{count / size:.3g}{suffix}"
+    return str(count)
+
+
+def model_facts(kernel: Any, manifest: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Kind, size and parameter count of a run's model (from its spec when installed)."""
+    spec = kernel.models.get(manifest.get("model_spec") or "") if kernel is not None else None
+    category = metrics.get("model_category") or (spec.category if spec else "") or ""
+    info = metrics.get("model_info") or {}
+    parameters = info.get("parameters") if isinstance(info.get("parameters"), int) else None
+    parameters = parameters or (spec.parameters if spec else None)
+    if category == "llm":
+        kind = "LLM"
+    elif category:
+        kind = category
+    else:
+        kind = "encoder" if spec is not None and spec.trains else "?"
+    return {"kind": kind, "category": category, "parameters": parameters,
+            "size": human_count(parameters) or (spec.size_class if spec else "")}
+
+
+def data_version(manifest: Mapping[str, Any], sample: bool) -> str:
+    """``"sample 1a2b3c4d"`` / ``"full …"``: where the dev data came from and a digest of its dev files."""
+    files = (manifest.get("data") or {}).get("files") or {}
+    named = {Path(path).name: digest for path, digest in files.items()}
+    dev = {name: digest for name, digest in named.items() if "dev" in name} or named
+    digest = hashlib.sha256(json.dumps(sorted(dev.items())).encode()).hexdigest()[:8] if dev else "unknown"
+    return f"{'sample' if sample else 'full'} {digest}"
+
+
+def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
+    usage = run["usage"]
+    parts = ["sample"] if run["sample"] else []
+    if run["partial"]:
+        parts.append(f"--limit {run['limit']}" if run["limit"] is not None else "--limit")
+    return run["model"], usage["mode"], usage["shots"], ", ".join(parts) or "full"
+
+
+def row_label(key: tuple[Any, ...]) -> str:
+    model, mode, shots, data = key
+    parts = [model]
+    if mode and mode != "fine-tuned":
+        parts.append(mode if shots is None else f"{mode}, {shots}-shot")
+    if data != "full":
+        parts.append(data)
+    return " · ".join(parts)
+
+
+def _config(run: Mapping[str, Any]) -> str:
+    """Everything but the seed that decides a run's result."""
+    return json.dumps([run["settings"], run["data_version"], run["limit"]], sort_keys=True, default=str)
+
+
+def _pick(runs: Sequence[dict[str, Any]], warnings: list[str], label: str) -> list[dict[str, Any]]:
+    """The runs of one (row, task) that form its cell: one configuration, one run per seed."""
+    configs: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        configs.setdefault(_config(run), []).append(run)
+    # most runs first, then the latest, then the first named on the command line
+    ordered = [group for _, group in sorted(enumerate(configs.values()), key=lambda item: (
+        len(item[1]), max(r["finished"] for r in item[1]), -item[0]))]
+    chosen = ordered[-1]
+    for other in ordered[:-1]:
+        differs = sorted(k for k in {*chosen[0]["settings"], *other[0]["settings"]}
+                         if chosen[0]["settings"].get(k) != other[0]["settings"].get(k))
+        if chosen[0]["data_version"] != other[0]["data_version"]:
+            differs.append("dev data")
+        warnings.append(f"{label}, {chosen[0]['task']}: {len(other)} run(s) with other settings "
+                        f"({', '.join(differs[:4]) or 'limit'}) are listed under Runs but not averaged into "
+                        f"the table: {', '.join(r['path'] for r in other)}")
+    by_seed: dict[Any, dict[str, Any]] = {}
+    for run in sorted(chosen, key=lambda r: r["finished"]):
+        if run["seed"] in by_seed:
+            warnings.append(f"{label}, {run['task']}: two runs with seed {run['seed']}; the later one counts "
+                            f"({by_seed[run['seed']]['path']} is left out)")
+        by_seed[run["seed"]] = run
+    return sorted(by_seed.values(), key=lambda r: (r["seed"] is None, r["seed"]))
+
+
+def _cell(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    metric = runs[0]["primary_metric"]
+    metrics = [m for m in runs[0]["dev"] if all(m in r["dev"] for r in runs)]
+    cell: dict[str, Any] = {
+        "metric": metric, "runs": [r["id"] for r in runs], "seeds": [r["seed"] for r in runs],
+        "data_version": runs[0]["data_version"],
+        "dev": {m: spread([r["dev"][m] for r in runs])["mean"] for m in metrics},
+    }
+    cell["value"] = cell["dev"].get(metric)
+    if len(runs) > 1:
+        cell["seed_spread"] = {m: {**spread([r["dev"][m] for r in runs]), "values": [r["dev"][m] for r in runs]}
+                               for m in metrics}
+        cell["intervals"] = {}
+    else:
+        cell["intervals"] = {m: i for m, i in runs[0]["intervals"].items() if "low" in i}
+    return cell
+
+
+def _settings(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each reported setting: one value when all tasks agree, else ``{task: value}``."""
+    values: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for key, value in (run["report_settings"] or {}).items():
+            values.setdefault(key, {})[run["task"]] = value
+    return {key: (next(iter(per_task.values())) if len({json.dumps(v) for v in per_task.values()}) == 1
+                  else per_task) for key, per_task in values.items()}
+
+
+def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]], warnings: list[str]
+               ) -> list[dict[str, Any]]:
+    """The leaderboard rows, best first (rows on full dev data before sample or partial ones)."""
+    by_key: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = {}
+    for run in runs:
+        by_key.setdefault(row_key(run), {}).setdefault(run["task"], []).append(run)
+    rows = []
+    for key, tasks in by_key.items():
+        label = row_label(key)
+        cells, used = {}, []
+        for task, task_runs in tasks.items():
+            picked = _pick(task_runs, warnings, label)
+            used += picked
+            cells[task] = _cell(picked)
+        first = used[0]
+        comparable = key[3] == "full"
+        reason = None if comparable else (NOT_COMPARABLE_SAMPLE if key[3].startswith("sample")
+                                          else f"partial run ({key[3]})")
+        values = {task: cell["value"] for task, cell in cells.items() if cell["value"] is not None}
+        rows.append({
+            "label": label, "model": key[0], "mode": key[1], "shots": key[2], "data": key[3],
+            "comparable": comparable, "reason": reason, **first["model_facts"],
+            "settings": _settings(used), "cells": cells,
+            "groups": average_groups({name: tasks for name, tasks in members.items()}, values),
+            "mean": sum(values.values()) / len(values) if values else None,
+        })
+        for run in used:
+            run["in_table"] = True
+    # full-dev rows first, then sample, then partial; more tasks first (a mean over fewer tasks is no rival)
+    rows.sort(key=lambda row: (not row["comparable"], "--limit" in row["data"], -len(row["cells"]),
+                               -(row["mean"] if row["mean"] is not None else -1e9), row["label"]))
+    for number, row in enumerate(rows, 1):
+        row["id"] = f"row-{number}"
+        for cell in row["cells"].values():
+            for run in runs:
+                if run["id"] in cell["runs"]:
+                    run["row"] = row["id"]
+    return rows

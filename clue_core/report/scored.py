@@ -1,0 +1,158 @@
+"""A run's dev predictions set against their examples and scored per example, again.
+
+``metrics.json`` holds totals only; intervals and error analysis need each example's
+value and, for CHID, which blanks belong to one passage. The records in
+``predictions/dev.jsonl`` carry id, prediction and gold but not the passage, so the dev
+split is read again through the kernel (the manifest names the data folder, sample
+included; a ``--limit`` run's records pick their examples by id). When that data is gone
+or no longer matches the records, the examples are rebuilt from the records alone (gold
+and prediction suffice for every built-in metric) and the report says that groups and
+texts are unknown. The task's own metrics then score the examples, so each per-example
+value is the metric's, not a re-implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError
+from clue_core.examples import (
+    ClassificationExample,
+    Example,
+    MetricResult,
+    MultipleChoiceExample,
+    Prediction,
+    SpanExample,
+    gold_of,
+)
+from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
+from clue_core.reading import read_split
+from clue_core.report.collect import Run
+from clue_core.specs import TaskSpec, resolve
+
+
+@dataclass
+class Scored:
+    """Examples, predictions and per-example metric values of one run, aligned with its records."""
+
+    examples: list[Example]
+    predictions: list[Prediction | None]
+    totals: dict[str, float]
+    per_example: dict[str, list[float | None]]
+    groups: list[str | None]
+    from_data: bool
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def grouped(self) -> bool:
+        return any(group is not None for group in self.groups)
+
+
+def record_gold(example: Example) -> Any:
+    """The gold value as ``predictions/dev.jsonl`` writes it (span answers as a list of texts)."""
+    gold = gold_of(example)
+    return [text for text, _ in gold] if isinstance(gold, tuple) else gold
+
+
+class DevData:
+    """The dev examples of each (task, data folder), read once however many runs share them."""
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[str, str], dict[str, Example] | str] = {}
+
+    def examples(self, task: TaskSpec, run: Run) -> dict[str, Example] | str:
+        """Examples by id, or why they cannot be read."""
+        data_dir = (run.manifest.get("data") or {}).get("data_dir")
+        if not data_dir or data_dir == "None":
+            return "the manifest names no data folder"
+        key = (task.name, str(data_dir))
+        if key not in self._read:
+            try:
+                split = read_split(task, Path(data_dir), "dev")
+                self._read[key] = {str(example.id): example for example in split.examples}
+            except (ClueError, OSError) as exc:
+                self._read[key] = f"its dev data cannot be read again ({exc})"
+        return self._read[key]
+
+
+def _from_records(task: TaskSpec, records: Sequence[Mapping[str, Any]]) -> list[Example] | None:
+    """Examples holding only id and gold, for scoring when the data cannot be read."""
+    examples: list[Example] = []
+    for record in records:
+        gold, prediction = record.get("gold"), record.get("prediction")
+        if task.kind == CLASSIFICATION:
+            examples.append(ClassificationExample(id=record["id"], text="", label=gold))
+        elif task.kind == MULTIPLE_CHOICE:
+            size = max(len(record.get("scores") or ()), *(v + 1 for v in (gold, prediction) if isinstance(v, int)), 1)
+            examples.append(MultipleChoiceExample(id=record["id"], context="", question="",
+                                                  choices=tuple(str(i) for i in range(size)), label=gold))
+        elif task.kind == SPAN:
+            answers = tuple((str(text), None) for text in gold) if isinstance(gold, list) else None
+            examples.append(SpanExample(id=record["id"], context="", question="", answers=answers))
+        else:
+            return None
+    return examples
+
+
+def _aligned(task: TaskSpec, run: Run, data: DevData, notes: list[str]) -> tuple[list[Example], bool] | None:
+    records = run.records or []
+    found = data.examples(task, run)
+    if isinstance(found, dict):
+        examples = [found.get(str(record["id"])) for record in records]
+        if all(e is not None and record_gold(e) == record.get("gold") for e, record in zip(examples, records)):
+            return examples, True  # type: ignore[return-value]
+        found = "its dev data no longer matches the run's predictions (ids or gold differ)"
+    rebuilt = _from_records(task, records)
+    if rebuilt is None:
+        notes.append(f"{found}; {task.kind} examples cannot be rebuilt from the records")
+        return None
+    notes.append(f"{found}: scored from the records alone (no texts, no passage groups)")
+    return rebuilt, False
+
+
+def score_run(kernel: Any, task: TaskSpec, run: Run, data: DevData) -> Scored | None:
+    """Per-example values of every metric of ``task`` on ``run``'s dev predictions, or None
+    when the run has no prediction records."""
+    if not run.records:
+        return None
+    notes: list[str] = []
+    aligned = _aligned(task, run, data, notes)
+    if aligned is None:
+        return Scored([], [], {}, {}, [], False, notes)
+    examples, from_data = aligned
+    predictions: list[Prediction | None] = [
+        Prediction(id=record["id"], value=record.get("prediction"),
+                   scores=tuple(record["scores"]) if record.get("scores") is not None else None,
+                   raw=record.get("raw"))
+        for record in run.records
+    ]
+    totals: dict[str, float] = {}
+    per_example: dict[str, list[float | None]] = {}
+    settings = run.manifest.get("settings") or {}
+    for name in task.metrics:
+        try:
+            spec = kernel.metric(name)
+        except ClueError:
+            notes.append(f"metric {name} is not installed: not re-scored")
+            continue
+        if spec.uses_model:
+            notes.append(f"metric {name} asks a model (a judge): not re-scored")
+            continue
+        kwargs: dict[str, Any] = {}
+        if spec.settings:
+            kwargs["settings"] = {s.name: settings.get(s.name, s.default) for s in spec.settings}
+        try:
+            result = resolve(spec.compute)(examples, predictions, **kwargs)
+        except (ClueError, ValueError, TypeError) as exc:
+            notes.append(f"metric {name} could not re-score the predictions ({exc})")
+            continue
+        if isinstance(result, MetricResult):
+            totals.update(result.totals)
+            per_example.update({k: list(v) for k, v in result.per_example.items()})
+        else:
+            totals.update(result)
+    groups = [getattr(example, "group", None) for example in examples] if from_data else [None] * len(examples)
+    return Scored(examples, predictions, totals, per_example, groups, from_data, notes)

@@ -1,0 +1,185 @@
+"""SuperCLUE comparisons: read and check a ``comparison.json``, and derive what the views need.
+
+A comparison of open-ended (judged) runs is written by ``clue-core compare`` (to come);
+its schema is documented in ``docs/report.md``. Scores are on a 0-100 scale, win/tie/loss
+are percentages of questions against the reference model, and the maturity index of a
+dimension is a number in 0-1 with a band (high ≥ 0.8, middle ≥ 0.6, low below). The
+capability quadrant places each model by the mean of its scores over the dimensions the
+file assigns to each axis (基础能力 on x, 应用能力 on y by default), so the axes always
+say which dimensions they average.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError
+
+SCHEMA = "clue-core/comparison"
+BANDS = (("high", 0.8), ("middle", 0.6), ("low", 0.0))
+#: Win + tie + loss may miss 100 by rounding, not by more.
+PERCENT_SLACK = 0.5
+
+
+def band_of(index: float) -> str:
+    return next(name for name, floor in BANDS if index >= floor)
+
+
+class _Checker:
+    """One clear error naming the file and the field at fault."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, message: str) -> ClueError:
+        return ClueError(f"{self.path}: field '{where}': {message}")
+
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {type(value).__name__}")
+        return value
+
+    def items(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def text(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, "expected a non-empty string")
+        return value
+
+    def number(self, value: Any, where: str, low: float, high: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise self.fail(where, f"expected a number from {low:g} to {high:g}, got {value!r}")
+        return float(value)
+
+
+def _names(check: _Checker, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    named = []
+    for i, item in enumerate(check.items(data.get(key), key)):
+        item = check.obj(item, f"{key}[{i}]")
+        name = check.text(item.get("name"), f"{key}[{i}].name")
+        english = item.get("name_en")
+        if english is not None:
+            check.text(english, f"{key}[{i}].name_en")
+        named.append({**item, "name": name, "name_en": english or (name if name.isascii() else f"{key[:-1]} {i + 1}")})
+    return named
+
+
+def _scores(check: _Checker, value: Any, where: str, known: list[str]) -> dict[str, float]:
+    scores = check.obj(value, where)
+    for name in scores:
+        if name not in known:
+            raise check.fail(f"{where}.{name}", f"not one of the declared names ({', '.join(known)})")
+    return {name: check.number(scores[name], f"{where}.{name}", 0, 100) for name in known if name in scores}
+
+
+def _outcome(check: _Checker, value: Any, where: str) -> dict[str, float]:
+    data = check.obj(value, where)
+    outcome = {k: check.number(data.get(k), f"{where}.{k}", 0, 100) for k in ("win", "tie", "loss")}
+    if abs(sum(outcome.values()) - 100) > PERCENT_SLACK:
+        raise check.fail(where, f"win + tie + loss is {sum(outcome.values()):g}, not 100")
+    return outcome
+
+
+def _axis(check: _Checker, value: Any, where: str, dimensions: list[str], default: str) -> dict[str, Any]:
+    axis = check.obj(value, where)
+    members = [check.text(d, f"{where}.dimensions") for d in check.items(axis.get("dimensions"), f"{where}.dimensions")]
+    unknown = [d for d in members if d not in dimensions]
+    if unknown or not members:
+        raise check.fail(f"{where}.dimensions", f"unknown dimension {unknown[0]!r}" if unknown else "empty")
+    return {"name": axis.get("name", default), "name_en": axis.get("name_en", default), "dimensions": members}
+
+
+def load_comparison(path: Path) -> dict[str, Any]:
+    """The comparison in ``path``, checked, with quadrant positions and bands filled in."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ClueError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+    check = _Checker(path)
+    data = check.obj(data, "(document)")
+    if data.get("schema") != SCHEMA:
+        raise check.fail("schema", f"expected {SCHEMA!r}, got {data.get('schema')!r}")
+    warnings: list[str] = []
+    dimensions = _names(check, data, "dimensions")
+    categories = _names(check, data, "categories") if "categories" in data else []
+    dim_names, cat_names = [d["name"] for d in dimensions], [c["name"] for c in categories]
+    reference = check.text(data.get("reference"), "reference")
+    models = []
+    for i, raw in enumerate(check.items(data.get("models"), "models")):
+        where = f"models[{i}]"
+        raw = check.obj(raw, where)
+        name = check.text(raw.get("name"), f"{where}.name")
+        english_name = raw.get("name_en")
+        if english_name is not None:
+            check.text(english_name, f"{where}.name_en")
+        model = {"name": name, "name_en": english_name or (name if name.isascii() else f"model {i + 1}"),
+                 "kind": raw.get("kind", ""),
+                 "parameters": raw.get("parameters"),
+                 "total": check.number(raw.get("total"), f"{where}.total", 0, 100),
+                 "dimensions": _scores(check, raw.get("dimensions", {}), f"{where}.dimensions", dim_names),
+                 "categories": _scores(check, raw.get("categories", {}), f"{where}.categories", cat_names)}
+        versus = raw.get("vs_reference")
+        if versus is not None:
+            versus = check.obj(versus, f"{where}.vs_reference")
+            model["vs_reference"] = {
+                "overall": _outcome(check, versus.get("overall"), f"{where}.vs_reference.overall"),
+                "dimensions": {d: _outcome(check, v, f"{where}.vs_reference.dimensions.{d}")
+                               for d, v in check.obj(versus.get("dimensions", {}),
+                                                     f"{where}.vs_reference.dimensions").items()},
+            }
+            for d in model["vs_reference"]["dimensions"]:
+                if d not in dim_names:
+                    raise check.fail(f"{where}.vs_reference.dimensions.{d}", "not a declared dimension")
+        elif model["name"] != reference:
+            warnings.append(f"{model['name']}: no win/tie/loss against the reference {reference}")
+        models.append(model)
+    if reference not in [m["name"] for m in models]:
+        warnings.append(f"the reference model {reference} has no scores in this comparison")
+    quadrant = check.obj(data.get("quadrant"), "quadrant") if "quadrant" in data else None
+    axes = None
+    if quadrant is not None:
+        axes = {"x": _axis(check, quadrant.get("x"), "quadrant.x", dim_names, "基础能力"),
+                "y": _axis(check, quadrant.get("y"), "quadrant.y", dim_names, "应用能力")}
+        for model in models:
+            position = {}
+            for key, axis in axes.items():
+                have = [model["dimensions"][d] for d in axis["dimensions"] if d in model["dimensions"]]
+                position[key] = sum(have) / len(have) if len(have) == len(axis["dimensions"]) else None
+            model["quadrant"] = position
+            if None in position.values():
+                warnings.append(f"{model['name']}: not placed in the quadrant (scores missing on an axis)")
+        placed = [m["quadrant"] for m in models if None not in m["quadrant"].values()]
+        split = quadrant.get("split") or {}
+        axes["split"] = {key: float(split[key]) if key in split else
+                         (sum(p[key] for p in placed) / len(placed) if placed else 50.0) for key in ("x", "y")}
+        axes["split_source"] = "file" if split else "mean of the models"
+    maturity = []
+    for i, raw in enumerate(check.items(data.get("maturity", []), "maturity")):
+        where = f"maturity[{i}]"
+        raw = check.obj(raw, where)
+        dimension = check.text(raw.get("dimension"), f"{where}.dimension")
+        if dimension not in dim_names:
+            raise check.fail(f"{where}.dimension", f"unknown dimension {dimension!r}")
+        index = check.number(raw.get("index"), f"{where}.index", 0, 1)
+        band = raw.get("band") or band_of(index)
+        if band not in {name for name, _ in BANDS}:
+            raise check.fail(f"{where}.band", f"expected high, middle or low, got {band!r}")
+        if band != band_of(index):
+            warnings.append(f"maturity of {dimension}: index {index:g} is in band {band_of(index)}, "
+                            f"the file says {band}")
+        maturity.append({"dimension": dimension, "index": index, "band": band})
+    return {"path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
+            "benchmark": data.get("benchmark", "SuperCLUE"), "reference": reference, "judge": data.get("judge"),
+            "tie_margin": data.get("tie_margin"), "dimensions": dimensions, "categories": categories,
+            "models": models, "quadrant": axes, "maturity": maturity, "warnings": warnings}
+
+
+def english(named: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Name → English name, for charts drawn without a CJK font."""
+    return {item["name"]: item["name_en"] for item in named}
