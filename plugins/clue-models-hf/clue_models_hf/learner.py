@@ -40,8 +40,7 @@ from clue_models_hf.training import BEST, Trainer
 
 TINY_SOURCE = "hf-tiny"
 BEST_WEIGHTS = "weights.safetensors"
-#: The seed of a model built without ``fit`` (predicting with a checkpoint as it is): the
-#: run context's default, so a fresh head is the same from run to run.
+#: The seed of a model used outside a run (no ``prepare``): the run context's default.
 DEFAULT_SEED = 42
 
 
@@ -161,6 +160,12 @@ class HFLearner:
 
     # ---- Learner protocol -----------------------------------------------------------------
     _will_train = False
+
+    def prepare(self, context: RunContext) -> None:
+        """Take the run's seed and log before anything is built, so ``--no-train --seed N`` seeds a
+        freshly initialised head too."""
+        self.seed = context.seed
+        self._echo = context.echo
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         """Fine-tune on ``train``, evaluating on ``dev`` with ``context.score`` and keeping the best
