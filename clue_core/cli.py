@@ -389,24 +389,20 @@ def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: 
 
 
 @cli.command()
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_OR_FOLDER…")
+@click.option("--output", "-o", "output_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Write index.html, report.json and report.md into this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
-def report(ctx: click.Context, run_dirs: tuple[Path, ...], as_json: bool) -> None:
-    """Summarise the dev scores of runs, with leaderboard group averages."""
-    from clue_core.report import collect_scores, group_averages, leaderboard_members
+def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None, as_json: bool) -> None:
+    """Summarise runs: dev scores and leaderboard group averages; with -o, an HTML leaderboard report.
 
-    scores = collect_scores(list(run_dirs))
-    groups = group_averages(scores, leaderboard_members(get_kernel(ctx).tasks.values()))
-    if as_json:
-        return echo_json({"tasks": scores, "groups": groups})
-    echo_table([["task", "primary", "score", "model", "run dir"]]
-               + [[s["task"], s["primary_metric"], f"{s['primary']:.2f}" if s["primary"] is not None else "-",
-                   s["model"], s["run_dir"]] for s in scores])
-    for name, group in groups.items():
-        missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
-        click.echo(f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}")
-    return None
+    RUN_OR_FOLDER is a run directory, a folder of runs (clue-core run -o), or a comparison.json
+    (or a folder holding one). -o DIR writes index.html (self-contained), report.json and report.md.
+    """
+    from clue_core.report import report_command
+
+    click.echo(report_command(get_kernel(ctx), list(paths), output_dir=output_dir, as_json=as_json))
 
 
 def main() -> None:

@@ -89,10 +89,10 @@ def overview(report: dict[str, Any], choice: FontChoice) -> Chart | None:
         axes.invert_yaxis()
         axes.set_xlim(0, 100)
         axes.set_xlabel("primary dev metric (0-100); bars: 95% bootstrap interval, or ± std over seeds")
-        axes.legend(fontsize="small", loc="lower right")
+        figure.legend(fontsize="small", loc="outside lower center", ncols=min(len(rows), 3))
         axes.grid(axis="x", alpha=0.3)
 
-    height = 1.2 + len(tasks) * (0.22 * len(rows) + 0.25)
+    height = 1.6 + 0.2 * ((len(rows) + 2) // 3) + len(tasks) * (0.22 * len(rows) + 0.25)
     return Chart("chart-overview", "Primary dev metric per task", "leaderboard", _render(choice, 9, height, draw))
 
 
@@ -164,9 +164,9 @@ def context_length(task: dict[str, Any], report: dict[str, Any], choice: FontCho
 
 
 def published_board(task: dict[str, Any], report: dict[str, Any], choice: FontChoice) -> Chart | None:
-    if not task["boards"]:
+    board = next((b for b in task["boards"] if any(e["kind"] == "run" for e in b["entries"])), None)
+    if board is None:
         return None
-    board = task["boards"][0]
     entries = board["entries"]
     colors = _row_colors(report)
     names = [choice.label(f"{e['model']} (published {e['version']})" if e["kind"] == "published" else

@@ -15,8 +15,9 @@ from clue_core.atomic import atomic_open, write_json
 from clue_core.errors import ClueError
 from clue_core.report import stats
 from clue_core.report.build import build_report
-from clue_core.report.collect import collect_scores
+from clue_core.report.collect import COMPARISON, collect_scores
 from clue_core.report.groups import group_averages, leaderboard_members
+from clue_core.rundir import METRICS
 from clue_core.table import format_table
 
 FILES = ("index.html", "report.json", "report.md")
@@ -60,6 +61,10 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
 
 def _summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
     """The terminal report: each run's primary score and the group averages."""
+    for path in paths:
+        if path.name == COMPARISON or (path.is_dir() and (path / COMPARISON).is_file() and
+                                       not any(path.glob(f"*/{METRICS}")) and not (path / METRICS).is_file()):
+            raise ClueError(f"{path}: a comparison is shown in the HTML report: add -o DIR")
     scores = collect_scores(list(paths))
     groups = group_averages(scores, leaderboard_members(kernel.tasks.values()))
     if as_json:

@@ -103,6 +103,21 @@ def _describe(example: Any, descriptions: Mapping[str, str]) -> dict[str, Any]:
     return {}
 
 
+def _said(raw: Any) -> str | None:
+    """What a model said before its answer was extracted: the raw text, or a generation in a raw record
+    (clue-models-llm keeps ``{"prompt", "generation"}``; a likelihood record has no text to show)."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, Mapping):
+        for key in ("generation", "text", "answer", "output"):
+            if isinstance(raw.get(key), str):
+                return raw[key]
+        generations = raw.get("generations")
+        if isinstance(generations, list) and generations and isinstance(generations[-1], str):
+            return generations[-1]
+    return None
+
+
 def wrong_examples(task: TaskSpec, scored: Scored, metric: str, seed: int = 0,
                    count: int = WRONG_EXAMPLES) -> list[dict[str, Any]]:
     """A seeded handful of examples the run got wrong (``metric`` below its maximum, or a
@@ -130,8 +145,9 @@ def wrong_examples(task: TaskSpec, scored: Scored, metric: str, seed: int = 0,
                 description = task.label_descriptions.get(item[key])
                 if description:
                     item[key] = f"{item[key]} ({description})"
-        if prediction is not None and prediction.raw is not None:
-            item["raw"] = _excerpt(str(prediction.raw))
+        said = _said(None if prediction is None else prediction.raw)
+        if said:
+            item["raw"] = _excerpt(said)
         if values is not None and values[i] is not None:
             item[metric] = values[i]
         shown.append(item)

@@ -30,7 +30,7 @@ margin-left:6px}.badge.ok{background:#e6f4ea;color:#137333}
 .warnings{background:#fef7e0;border:1px solid #f9ab00;border-radius:6px;padding:8px 16px}
 .partial{color:#b06000}figure{margin:12px 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:13px;color:#5f6368}details{margin:8px 0}summary{cursor:pointer;font-weight:600}
-td.text{max-width:520px;font-size:13px}td.model{min-width:190px}
+td.text{max-width:520px;font-size:13px}td.model{min-width:190px}.scroll{overflow-x:auto}
 .analysis{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
 """
 
@@ -95,7 +95,7 @@ def leaderboard(report: Mapping[str, Any]) -> str:
         classes.append("" if row["comparable"] else "nc")
     members = "; ".join(f"<b>{escape(name)}</b>: {escape(', '.join(tasks))}" for name, tasks in
                         report["groups"].items())
-    return (table(headers, rows, classes)
+    return ("<div class='scroll'>" + table(headers, rows, classes) + "</div>"
             + f"<p class='muted'>Cells: primary dev metric; below it the 95% bootstrap interval (one run) or ± std "
               f"over seeds. Group scores average the members' primary metric as the CLUE leaderboard does; "
               f"an average over only some members is shown as <span class='partial'>k/n</span> and is not a "
@@ -138,6 +138,9 @@ def _boards(task: Mapping[str, Any]) -> str:
                 classes.append("" if entry["comparable"] else "nc")
         parts.append(f"<h4>dev {escape(board['metric'])} ({escape(str(board['mode']))}{escape(shots)})</h4>"
                      + table(["rank", "model", "value", "what", "source"], rows, classes))
+        if not any(entry["kind"] == "run" for entry in board["entries"]):
+            parts.append(f"<p class='muted'>No run in this report was used this way ({escape(str(board['mode']))}"
+                         f"{escape(shots)}), so none is set beside these scores.</p>")
     other = [p for p in task["published"] if p["split"] != "dev"]
     if other:
         rows = [[escape(p["model"]), escape(p["split"]), escape(p["version"]), escape(p["metric"]), num(p["value"]),

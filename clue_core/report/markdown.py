@@ -52,6 +52,8 @@ def _task(task: Mapping[str, Any]) -> list[str]:
                              _with(entry["value"], fmt.interval(entry.get("interval"))),
                              "this report" if entry["comparable"] else f"not comparable: {entry['reason']}", ""])
         lines += [md_table(["rank", "model", "value", "what", "source"], rows), ""]
+        if not any(entry["kind"] == "run" for entry in board["entries"]):
+            lines += [f"No run in this report was used this way ({board['mode']}{shots}).", ""]
     if not task["boards"]:
         lines += ["No published dev score to set the runs beside.", ""]
     return lines

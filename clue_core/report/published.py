@@ -2,7 +2,8 @@
 
 A run is placed beside a published score when the task, the split, the metric and the
 way the model was used match: ``mode`` (``fine-tuned`` for encoders; for large language
-models e.g. ``likelihood`` or ``generation``), ``shots`` and, when the published score
+models ``loglikelihood`` or ``generate``, with the usual other names of the two mapped onto
+them), ``shots`` and, when the published score
 names one, the prompt. Runs are scored on dev, so a published *test* score is never
 compared with them. For dev the data version need not match (both CLUE editions ship
 the same dev files; see :class:`clue_core.specs.PublishedScore`); a test comparison would
@@ -16,6 +17,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 FINE_TUNED = "fine-tuned"
+#: Names sources use for the two ways of asking an LLM, as clue-models-llm's ``mode`` setting names them
+#: (OpenCompass says "ppl"/"gen", papers "likelihood"/"generation").
+MODE_ALIASES = {"likelihood": "loglikelihood", "log-likelihood": "loglikelihood", "ppl": "loglikelihood",
+                "generation": "generate", "gen": "generate", "generative": "generate"}
+
+
+def canonical_mode(mode: Any) -> Any:
+    return MODE_ALIASES.get(mode, mode) if isinstance(mode, str) else mode
+
+
+def _prompt_id(settings: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
+    """What identifies the prompt a run used: a ``prompt`` setting, or the learner's prompt digest."""
+    prompt = settings.get("prompt") or info.get("prompt") or info.get("prompt_hash")
+    if isinstance(prompt, Mapping):  # clue-models-llm's run_info: {"template_sha256": …, "prompts_sha256": …}
+        return prompt.get("template_sha256") or prompt.get("prompts_sha256")
+    return prompt
 
 
 def run_usage(metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -23,9 +40,8 @@ def run_usage(metrics: Mapping[str, Any]) -> dict[str, Any]:
     settings = metrics.get("report_settings") or {}
     info = metrics.get("model_info") or {}
     llm = metrics.get("model_category") == "llm"
-    mode = settings.get("mode") or (None if llm else FINE_TUNED)
-    prompt = settings.get("prompt") or info.get("prompt") or info.get("prompt_hash")
-    return {"mode": mode, "shots": settings.get("shots"), "prompt": prompt, "llm": llm}
+    mode = canonical_mode(settings.get("mode")) or (None if llm else FINE_TUNED)
+    return {"mode": mode, "shots": settings.get("shots"), "prompt": _prompt_id(settings, info), "llm": llm}
 
 
 def published_dict(score: Any) -> dict[str, Any]:
@@ -45,7 +61,7 @@ def mismatch(score: Mapping[str, Any], usage: Mapping[str, Any], dev_metrics: Ma
         return f"data version {score['version']}, the run's is {version}"
     if score["metric"] not in dev_metrics:
         return f"metric {score['metric']} not among the run's"
-    if score["mode"] != usage["mode"]:
+    if canonical_mode(score["mode"]) != usage["mode"]:
         return f"mode {score['mode']}, the run's is {usage['mode'] or 'not recorded'}"
     if (usage["llm"] or score["shots"] is not None) and score["shots"] != usage["shots"]:
         return f"{score['shots']} shots, the run used {usage['shots']}"
@@ -63,12 +79,13 @@ def boards(published: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str
     ``reason``. Comparable rows are ranked among the published numbers; the others are
     listed after them, unranked, with the reason.
     """
-    keys = list(dict.fromkeys((s["metric"], s["mode"], s["shots"]) for s in published if s["split"] == "dev"))
+    keys = list(dict.fromkeys((s["metric"], canonical_mode(s["mode"]), s["shots"]) for s in published
+                              if s["split"] == "dev"))
     keys.sort(key=lambda key: (key[0] != primary_metric, key[0]))
     result = []
     for metric, mode, shots in keys:
         scores = [dict(s, index=i) for i, s in enumerate(published)
-                  if (s["split"], s["metric"], s["mode"], s["shots"]) == ("dev", metric, mode, shots)]
+                  if (s["split"], s["metric"], canonical_mode(s["mode"]), s["shots"]) == ("dev", metric, mode, shots)]
         ranked: list[dict[str, Any]] = [{"kind": "published", **s} for s in scores]
         unranked: list[dict[str, Any]] = []
         for entry in entries:

@@ -57,15 +57,20 @@ def data_version(manifest: Mapping[str, Any], sample: bool) -> str:
 
 
 def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Model, mode, shots, data, and for an LLM every other reported setting (chat, temperature, …):
+    asked another way, an LLM is another row; an encoder's epochs differ per task and do not split it."""
     usage = run["usage"]
     parts = ["sample"] if run["sample"] else []
     if run["partial"]:
         parts.append(f"--limit {run['limit']}" if run["limit"] is not None else "--limit")
-    return run["model"], usage["mode"], usage["shots"], ", ".join(parts) or "full"
+    asked = ({k: v for k, v in run["report_settings"].items() if k not in ("mode", "shots")}
+             if usage["llm"] else {})
+    return (run["model"], usage["mode"], usage["shots"], ", ".join(parts) or "full",
+            json.dumps(asked, sort_keys=True, default=str))
 
 
 def row_label(key: tuple[Any, ...]) -> str:
-    model, mode, shots, data = key
+    model, mode, shots, data, _ = key
     parts = [model]
     if mode and mode != "fine-tuned":
         parts.append(mode if shots is None else f"{mode}, {shots}-shot")
@@ -133,6 +138,16 @@ def _settings(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                   else per_task) for key, per_task in values.items()}
 
 
+def _disambiguate(rows: list[dict[str, Any]], keys: list[tuple[Any, ...]]) -> None:
+    """Rows whose labels collide (an LLM asked with and without chat) get the settings that differ."""
+    for row, key in zip(rows, keys):
+        twins = [json.loads(k[4]) for k in keys if k[:4] == key[:4] and k != key]
+        if twins:
+            own = json.loads(key[4])
+            differ = sorted({name for twin in twins for name in {*own, *twin} if own.get(name) != twin.get(name)})
+            row["label"] += " · " + ", ".join(f"{name}={json.dumps(own.get(name))}" for name in differ)
+
+
 def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]], warnings: list[str]
                ) -> list[dict[str, Any]]:
     """The leaderboard rows, best first (rows on full dev data before sample or partial ones)."""
@@ -141,7 +156,7 @@ def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]],
         by_key.setdefault(row_key(run), {}).setdefault(run["task"], []).append(run)
     rows = []
     for key, tasks in by_key.items():
-        label = row_label(key)
+        label = row_label(key)  # made unique by _disambiguate
         cells, used = {}, []
         for task, task_runs in tasks.items():
             picked = _pick(task_runs, warnings, label)
@@ -162,6 +177,7 @@ def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]],
         for run in used:
             run["in_table"] = True
     # full-dev rows first, then sample, then partial; more tasks first (a mean over fewer tasks is no rival)
+    _disambiguate(rows, list(by_key))
     rows.sort(key=lambda row: (not row["comparable"], "--limit" in row["data"], -len(row["cells"]),
                                -(row["mean"] if row["mean"] is not None else -1e9), row["label"]))
     for number, row in enumerate(rows, 1):
