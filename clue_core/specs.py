@@ -160,7 +160,8 @@ class PublishedScore(SpecMixin):
     ``version`` is the test version for test scores (``"1.0"``, ``"1.1"``) and, for dev
     scores, the CLUE edition the numbers were produced on. A run is compared with it only
     when split, metric and, for large language models, ``mode`` and ``shots`` match, and
-    for test scores the version too (dev files are shared by both editions).
+    for test scores the version too (dev files are shared by both editions). ``prompt`` names
+    the prompt an LLM score was produced with (e.g. an OpenCompass config), when known.
     """
 
     model: str
@@ -171,6 +172,7 @@ class PublishedScore(SpecMixin):
     source: str
     mode: str = "fine-tuned"
     shots: int | None = None
+    prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
