@@ -1,4 +1,5 @@
-# make demo: create the environment if missing, install, run the main job on the bundled samples
+# make demo: create the environment if missing, install, run the main job on the bundled samples:
+#   fine-tune the offline encoder, evaluate the offline LLM zero-shot, pack the submission, write the report
 # make test: the test suite (what CI runs)
 VENV ?= .venv
 PYTHON ?= python3
@@ -6,6 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_TASKS ?= afqmc cmrc2018 chid c3
 DEMO_MODEL ?= hf-tiny
+DEMO_LLM ?= llm-tiny
 DEMO_DIR ?= runs/demo
 
 .PHONY: install demo test lint bench clean
@@ -18,8 +20,10 @@ $(STAMP): requirements-dev.txt constraints.txt pyproject.toml plugins/*/pyprojec
 install: $(STAMP)
 
 demo: install
-	$(BIN)/clue-core run $(DEMO_TASKS) --model $(DEMO_MODEL) --sample --output-dir $(DEMO_DIR) --overwrite
-	$(BIN)/clue-core submit $(DEMO_DIR) -o $(DEMO_DIR)/submission.zip --force
+	$(BIN)/clue-core run $(DEMO_TASKS) --model $(DEMO_MODEL) --sample --output-dir $(DEMO_DIR)/$(DEMO_MODEL) --overwrite
+	$(BIN)/clue-core run $(DEMO_TASKS) --model $(DEMO_LLM) --sample --output-dir $(DEMO_DIR)/$(DEMO_LLM) --overwrite
+	$(BIN)/clue-core submit $(DEMO_DIR)/$(DEMO_MODEL) -o $(DEMO_DIR)/submission.zip --force
+	$(BIN)/clue-core report $(DEMO_DIR)/$(DEMO_MODEL) $(DEMO_DIR)/$(DEMO_LLM) -o $(DEMO_DIR)/report
 
 test: install
 	$(BIN)/pytest

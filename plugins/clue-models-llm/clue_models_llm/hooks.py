@@ -1,0 +1,47 @@
+"""Hook implementations of clue-models-llm; must stay cheap to import (specs only).
+
+Model names from here:
+
+* ``llm:<hub id or local folder>``: the family; any causal LM transformers can load
+  (``AutoModelForCausalLM``), evaluated without training, by likelihood or generation;
+* ``llm:Qwen/Qwen2.5-0.5B-Instruct``, ...: the catalogue, the same factory with size class,
+  parameters and what the model needs (``chat``) as recommendations;
+* ``llm-tiny``: an offline tiny random Llama with a character tokenizer built here, for the
+  demo, the tests and speed benchmarks; it never downloads anything.
+
+Prompts belong to the tasks (``TaskSpec.prompt``): the model renders them by example
+kind, so no task name appears in this plugin.
+"""
+
+from __future__ import annotations
+
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN, ModelSpec, hookimpl
+from clue_models_llm.catalogue import CATALOGUE, recommendations
+from clue_models_llm.settings import COMMON, TINY
+
+FAMILY = "llm"
+TINY_NAME = "llm-tiny"
+CATEGORY = "llm"
+FACTORY = "clue_models_llm.factory:create"
+TINY_FACTORY = "clue_models_llm.factory:create_tiny"
+#: Every kind: choices are scored or answers generated; open questions are answered turn by turn.
+KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)
+
+
+@hookimpl
+def clue_models() -> list[ModelSpec]:
+    specs = [
+        ModelSpec(FAMILY, FACTORY, KINDS,
+                  "any causal LM (transformers), llm:<hub id or local folder>: likelihood or generation, "
+                  "zero- or few-shot, no training", family=True, category=CATEGORY, trains=False, settings=COMMON),
+        ModelSpec(TINY_NAME, TINY_FACTORY, KINDS,
+                  "offline tiny random Llama with a character tokenizer built from the task's texts",
+                  size_class="toy", category=CATEGORY, trains=False, settings=COMMON + TINY),
+    ]
+    specs.extend(
+        ModelSpec(f"{FAMILY}:{entry.hub_id}", FACTORY, KINDS, entry.description, size_class=entry.size_class,
+                  parameters=entry.parameters, category=CATEGORY, trains=False, settings=COMMON,
+                  recommendations=recommendations(entry))
+        for entry in CATALOGUE
+    )
+    return specs

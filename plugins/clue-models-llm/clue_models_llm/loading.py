@@ -1,0 +1,213 @@
+"""Load a causal LM and its tokenizer from a hub id or a local folder; say who it is.
+
+Every failure a user can cause (a typo in a hub id, no network, a folder without weights,
+a checkpoint that needs remote code, fp16 on a CPU) becomes one :class:`ClueError` line.
+
+The model's *identity* keys the result cache: a hub model is its commit (the snapshot
+transformers loaded), a local folder the SHA-256 of its weight, configuration and
+tokenizer files, so a folder retrained at the same path never reuses old answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from clue_core.plugin import ClueError
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".msgpack", ".h5")
+IDENTITY_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json",
+                  "merges.txt", "vocab.txt", "special_tokens_map.json", "chat_template.jinja", "chat_template.json")
+_DIGESTS: dict[str, str] = {}
+
+
+def quiet_transformers() -> None:
+    """Progress bars of weight loading and init warnings only clutter a run's output."""
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+
+
+def _sample(path: Path) -> str:
+    """A cheap fingerprint: size, times and the first and last MiB (what the memo is keyed by)."""
+    stat = path.stat()
+    digest = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}".encode())
+    with path.open("rb") as handle:
+        digest.update(handle.read(1 << 20))
+        if stat.st_size > 2 << 20:
+            handle.seek(-(1 << 20), os.SEEK_END)
+            digest.update(handle.read())
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    """SHA-256 of a file's content, computed once per process for an unchanged file."""
+    key = _sample(path)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()
+    return _DIGESTS[key]
+
+
+def _model_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and (p.suffix in WEIGHT_SUFFIXES
+                                                                  or p.name in IDENTITY_FILES))
+
+
+def fingerprint(source: str) -> str:
+    """Cheap: changes when a local folder's files change (a retrained model); the id for a hub model."""
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        return source
+    return hashlib.sha256("".join(_sample(p) for p in _model_files(folder)).encode()).hexdigest()
+
+
+def folder_digest(folder: Path) -> str:
+    """SHA-256 over the names and contents of a model folder's weight, config and tokenizer files."""
+    digest = hashlib.sha256()
+    files = _model_files(folder)
+    if not any(p.suffix in WEIGHT_SUFFIXES for p in files):
+        raise ClueError(f"{folder}: no weight files (*.safetensors, *.bin) in this folder")
+    for path in files:
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{_file_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def is_local(source: str) -> bool:
+    path = Path(source).expanduser()
+    return path.is_dir() or source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
+
+
+def check_source(source: str) -> None:
+    """What can be checked before anything is loaded: a local folder exists and has a configuration."""
+    folder = Path(source).expanduser()
+    if is_local(source):
+        if not folder.is_dir():
+            raise ClueError(f"{source}: no such model folder")
+        if not (folder / "config.json").is_file():
+            raise ClueError(f"{source}: not a model folder (no config.json; save models with save_pretrained)")
+
+
+def pick_device(device_map: str, rank: int) -> Any:
+    import torch
+
+    if device_map:
+        return None
+    if torch.cuda.is_available():
+        local = int(os.environ.get("LOCAL_RANK", rank % max(torch.cuda.device_count(), 1)) or 0)
+        torch.cuda.set_device(local)
+        return torch.device("cuda", local)
+    return torch.device("cpu")
+
+
+def pick_dtype(name: str, device: Any) -> Any:
+    """``auto``: bfloat16 on GPUs that have it (else float16), float32 on the CPU."""
+    import torch
+
+    gpu = torch.cuda.is_available() and (device is None or device.type == "cuda")
+    if name == "auto":
+        if not gpu:
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if name == "float16" and not gpu:
+        raise ClueError("dtype=float16 needs a CUDA GPU; on the CPU use float32 or bfloat16")
+    return getattr(torch, name)
+
+
+def _explain(source: str, exc: Exception) -> ClueError:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "trust_remote_code" in str(exc):
+        return ClueError(f"{source}: this checkpoint runs its own code; pass --set trust_remote_code=true only if "
+                         f"you trust it ({text})")
+    where = "folder" if Path(source).expanduser().exists() else "hub id"
+    hint = "" if where == "folder" else " (no network? models download once into the Hugging Face cache)"
+    return ClueError(f"cannot load {where} {source!r}: {text}{hint}")
+
+
+def load_tokenizer(source: str, revision: str, trust_remote_code: bool) -> Any:
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    check_source(source)
+    options: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+    if revision:
+        options["revision"] = revision
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, **options)
+    except Exception as exc:  # transformers raises OSError, ValueError, KeyError... for bad checkpoints
+        if not (Path(source).expanduser() / "tokenizer.json").is_file():
+            raise _explain(source, exc) from None
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
+    return tokenizer
+
+
+def load_model(source: str, *, revision: str, trust_remote_code: bool, dtype: Any, device: Any,
+               device_map: str) -> Any:
+    import transformers
+    from transformers import AutoModelForCausalLM
+
+    check_source(source)
+    major = int(transformers.__version__.split(".")[0])
+    options: dict[str, Any] = {"trust_remote_code": trust_remote_code,
+                               ("dtype" if major >= 5 else "torch_dtype"): dtype}
+    if revision:
+        options["revision"] = revision
+    if device_map:
+        options["device_map"] = device_map
+    try:
+        model = AutoModelForCausalLM.from_pretrained(source, **options)
+    except Exception as exc:
+        raise _explain(source, exc) from None
+    if not device_map:
+        model.to(device)
+    model.eval()
+    return model
+
+
+def identity(source: str, model: Any, revision: str) -> dict[str, Any]:
+    """Who the model is, for the cache key and the manifest."""
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        return {"source": "folder", "path": str(folder.resolve()), "sha256": folder_digest(folder)}
+    commit = getattr(model.config, "_commit_hash", None) or getattr(model.config, "commit_hash", None)
+    if not commit:
+        commit = _snapshot_commit(source, revision)
+    if commit:
+        return {"source": "hub", "id": source, "revision": revision or None, "commit": commit}
+    snapshot = _snapshot_folder(source, revision)
+    if snapshot is None:
+        raise ClueError(f"{source}: cannot tell which snapshot was loaded (no commit hash); pass --set "
+                        f"result_cache=false or a local folder")
+    return {"source": "hub", "id": source, "revision": revision or None, "sha256": folder_digest(snapshot)}
+
+
+def _snapshot_folder(source: str, revision: str) -> Path | None:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(source, revision=revision or None, local_files_only=True))
+    except Exception:  # not in the local cache, or an id the hub client refuses
+        return None
+
+
+def _snapshot_commit(source: str, revision: str) -> str | None:
+    snapshot = _snapshot_folder(source, revision)
+    return snapshot.name if snapshot is not None and len(snapshot.name) == 40 else None
+
+
+def weights_digest(model: Any, tokenizer: Any) -> str:
+    """SHA-256 of an in-memory model's weights and vocabulary (llm-tiny)."""
+    import json
+
+    digest = hashlib.sha256()
+    digest.update(json.dumps(tokenizer.get_vocab(), sort_keys=True, ensure_ascii=False).encode())
+    digest.update(model.config.to_json_string().encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,320 @@
+"""Log-likelihood of each choice after its prompt, the prompt encoded once for all its choices.
+
+Tokens. Each choice's text is ``prompt + choice`` tokenized as a whole, so the model sees the
+natural tokenization of what it would have written. The tokens the prompt alone and every
+``prompt + choice`` share (their longest common prefix) form the shared prefix; the rest of
+each is that choice's continuation, scored token by token. Where a tokenizer merges the
+prompt's last characters with a choice's first (byte-level BPE), the merged token belongs to
+the continuation of *every* choice, so all choices are scored over the same text. With a
+tokenizer that keeps the boundary (characters, or a prompt ending in punctuation), this is
+exactly lm-evaluation-harness's split (context tokens, then ``whole[len(context):]``).
+
+Batches. Prefixes of up to ``eval_batch_size`` examples (longest first) run left-padded in
+one pass that fills a key/value cache and computes the logits of the last column only; the
+first token of every continuation is scored from them. The cache's rows are then repeated
+once per choice and all continuations of the batch run in one more pass against it. A
+choice costs its own tokens, not its prompt's: on reading-comprehension examples (a long passage, four
+short options) that is most of the work of scoring each ``prompt + choice`` separately.
+
+``ppl`` (OpenCompass's perplexity) also needs the prompt's own tokens scored: the prefix
+pass then keeps all its logits (an ``ppl`` run is slower).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from clue_models_llm.runtime import forward, input_device, left_padded, new_cache, right_padded
+
+#: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
+LOGIT_BUDGET = 1 << 27
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceRequest:
+    """One example's prompt tokens shared by all choices, and each choice's continuation."""
+
+    prefix: tuple[int, ...]
+    continuations: tuple[tuple[int, ...], ...]
+    truncated: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceScores:
+    """Summed log-probability and token count of each continuation; the prefix's, for ``ppl``."""
+
+    logprobs: tuple[float, ...]
+    tokens: tuple[int, ...]
+    prefix_logprob: float | None = None
+    prefix_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"logprobs": list(self.logprobs), "tokens": list(self.tokens),
+                "prefix_logprob": self.prefix_logprob, "prefix_tokens": self.prefix_tokens}
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ChoiceScores:
+        return cls(tuple(data["logprobs"]), tuple(data["tokens"]), data.get("prefix_logprob"),
+                   data.get("prefix_tokens"))
+
+    def scores(self, method: str) -> tuple[float, ...]:
+        """Per-choice scores, higher is better: ``sum``, ``mean`` (per token) or ``ppl``."""
+        if method == "sum":
+            return self.logprobs
+        if method == "mean":
+            return tuple(lp / max(n, 1) for lp, n in zip(self.logprobs, self.tokens))
+        if method == "ppl":
+            if self.prefix_logprob is None or self.prefix_tokens is None:
+                raise ValueError("ppl needs the prompt's log-probability")
+            return tuple((self.prefix_logprob + lp) / max(self.prefix_tokens + n, 1)
+                         for lp, n in zip(self.logprobs, self.tokens))
+        raise ValueError(f"unknown score method {method!r}")
+
+
+def shares_keys(cache: Any) -> bool:
+    """Whether every layer of ``cache`` is plain keys and values (no sliding window, no recurrent state)."""
+    layers = getattr(cache, "layers", None)
+    return bool(layers) and all(type(layer).__name__ == "DynamicLayer" for layer in layers)
+
+
+def _picked_sums(logits: torch.Tensor, targets: torch.Tensor, keep: torch.Tensor, per_position: bool = False
+                 ) -> torch.Tensor:
+    """Log-probabilities of ``targets`` summed over the kept columns (or, ``per_position``, not summed)."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    picked = torch.where(keep.bool(), picked, torch.zeros_like(picked))
+    return picked if per_position else picked.sum(-1).cpu()
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def build_request(prompt_ids: Sequence[int], whole_ids: Sequence[Sequence[int]], *, bos: int | None = None,
+                  fallback: int = 0, max_positions: int | None = None) -> ChoiceRequest:
+    """The shared prefix and the continuations of one example (see the module docstring).
+
+    ``prompt_ids`` tokenize the prompt, ``whole_ids[i]`` the prompt followed by choice ``i``
+    (neither with special tokens); ``bos`` is prepended to all when the model wants it.
+    An empty prefix (a prompt sharing no token with a choice) becomes ``[fallback]``.
+    Too long an input loses its prefix's oldest tokens (after the ``bos``), counted in
+    ``truncated``.
+    """
+    shared = min(common_prefix(prompt_ids, whole) for whole in whole_ids)
+    shared = min(shared, min(len(whole) for whole in whole_ids) - 1)
+    prefix = list(whole_ids[0][:shared])
+    continuations = tuple(tuple(whole[shared:]) for whole in whole_ids)
+    head = [bos] if bos is not None else []
+    if not head and not prefix:
+        head = [fallback]
+    truncated = 0
+    if max_positions:
+        longest = len(head) + len(prefix) + max(len(c) for c in continuations)
+        if longest > max_positions:
+            truncated = min(len(prefix), longest - max_positions)
+            prefix = prefix[truncated:]
+            if not head and not prefix:
+                head = [fallback]
+    return ChoiceRequest(tuple(head + prefix), continuations, truncated)
+
+
+def encode_requests(tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *, bos: int | None = None,
+                    fallback: int = 0, max_positions: int | None = None) -> list[ChoiceRequest]:
+    """:class:`ChoiceRequest` of ``(prompt, choices)`` items, tokenized in one call, without special tokens.
+
+    ``bos`` is prepended unless the prompt's own tokens begin with it (a chat template's).
+    """
+    texts: list[str] = []
+    for prompt, choices in items:
+        texts.append(prompt)
+        texts += [prompt + choice for choice in choices]
+    encoded = iter(tokenizer(texts, add_special_tokens=False)["input_ids"])
+    requests = []
+    for _, choices in items:
+        prompt_ids = list(next(encoded))
+        wholes = [list(next(encoded)) for _ in choices]
+        head = bos if bos is not None and prompt_ids[:1] != [bos] else None
+        requests.append(build_request(prompt_ids, wholes, bos=head, fallback=fallback, max_positions=max_positions))
+    return requests
+
+
+class LikelihoodScorer:
+    """Scores :class:`ChoiceRequest` batches with one model (see the module docstring)."""
+
+    def __init__(self, model: Any, batch_size: int, pad_id: int = 0, prefix_stats: bool = False,
+                 tree: bool | None = None) -> None:
+        self.model = model
+        implementation = getattr(getattr(model, "config", None), "_attn_implementation", None)
+        #: choices side by side in one row per prompt (a 4D mask), where the attention takes one
+        self.tree = implementation in ("sdpa", "eager") if tree is None else tree
+        self.batch_size = batch_size
+        self.pad_id = pad_id
+        self.prefix_stats = prefix_stats
+        self.vocab = int(model.get_output_embeddings().weight.shape[0]) if hasattr(
+            model, "get_output_embeddings") and model.get_output_embeddings() is not None else 1
+        self.device = input_device(model)
+
+    def batches(self, requests: Sequence[ChoiceRequest]) -> list[list[int]]:
+        """Request indices batched longest prefix first, within the batch size and the logit budget."""
+        order = sorted(range(len(requests)), key=lambda i: (-len(requests[i].prefix), i))
+        batches: list[list[int]] = []
+        current: list[int] = []
+        rows = width = prefix_width = 0
+        for index in order:
+            request = requests[index]
+            more_rows = rows + len(request.continuations)
+            more_width = max(width, max(len(c) for c in request.continuations))
+            more_prefix = max(prefix_width, len(request.prefix))
+            cost = more_rows * more_width * self.vocab
+            if self.prefix_stats:
+                cost = max(cost, (len(current) + 1) * more_prefix * self.vocab)
+            if current and (len(current) >= self.batch_size or cost > LOGIT_BUDGET):
+                batches.append(current)
+                current, rows, width, prefix_width = [], 0, 0, 0
+                more_rows, more_width = len(request.continuations), max(len(c) for c in request.continuations)
+                more_prefix = len(request.prefix)
+            current.append(index)
+            rows, width, prefix_width = more_rows, more_width, more_prefix
+        if current:
+            batches.append(current)
+        return batches
+
+    def score(self, requests: Sequence[ChoiceRequest], done: Callable[[list[int], list[ChoiceScores]], None]
+              | None = None) -> list[ChoiceScores]:
+        """Scores of every request, in request order; ``done(indices, scores)`` after each batch."""
+        results: list[ChoiceScores | None] = [None] * len(requests)
+        for batch in self.batches(requests):
+            scored = self.score_batch([requests[i] for i in batch])
+            for i, result in zip(batch, scored):
+                results[i] = result
+            if done is not None:
+                done(batch, scored)
+        return results  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def score_batch(self, requests: Sequence[ChoiceRequest]) -> list[ChoiceScores]:
+        model, device = self.model, self.device
+        ids, mask, positions = left_padded([r.prefix for r in requests], self.pad_id, device)
+        cache = new_cache(model)
+        out = forward(model, ids, mask, positions, cache, logits_to_keep=0 if self.prefix_stats else 1)
+        last = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+        prefix_sums: list[float | None] = [None] * len(requests)
+        prefix_counts: list[int | None] = [None] * len(requests)
+        if self.prefix_stats:
+            logprobs = torch.log_softmax(out.logits[:, :-1, :].float(), dim=-1)
+            targets = ids[:, 1:]
+            picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            valid = (mask[:, 1:] * mask[:, :-1]).bool()
+            sums = torch.where(valid, picked, torch.zeros_like(picked)).sum(-1)
+            prefix_sums = [float(s) for s in sums.cpu()]
+            prefix_counts = [int(c) for c in valid.sum(-1).cpu()]
+        del out
+        owners: list[int] = []
+        rows: list[tuple[int, ...]] = []
+        firsts = []
+        for b, request in enumerate(requests):
+            for continuation in request.continuations:
+                owners.append(b)
+                rows.append(continuation)
+                firsts.append(continuation[0])
+        first_index = torch.tensor(owners, device=last.device)
+        first_scores = last[first_index, torch.tensor(firsts, device=last.device)].cpu()
+        if max(len(row) for row in rows) > 1:
+            if self.tree and shares_keys(cache):
+                rest = self._continue_tree(requests, cache, mask)
+            else:
+                rest = self._continue_repeated(rows, owners, cache, mask)
+        else:
+            rest = torch.zeros(len(rows))
+        totals = (first_scores + rest).tolist()
+        results = []
+        row = 0
+        for b, request in enumerate(requests):
+            n = len(request.continuations)
+            results.append(ChoiceScores(tuple(totals[row:row + n]), tuple(len(c) for c in request.continuations),
+                                        prefix_sums[b], prefix_counts[b]))
+            row += n
+        return results
+
+
+    def _continue_repeated(self, rows: Sequence[tuple[int, ...]], owners: Sequence[int], cache: Any,
+                           mask: torch.Tensor) -> torch.Tensor:
+        """Every choice in its own row, against its prompt's cache rows repeated: the generic way."""
+        device = self.device
+        width = max(len(row) for row in rows) - 1
+        cont_ids, cont_mask = right_padded([row[:-1] for row in rows], self.pad_id, width, device)
+        owner = torch.tensor(owners, device=device)
+        cache.batch_select_indices(torch.tensor(owners))  # CPU indices: a model spread over GPUs has layers on each
+        full_mask = torch.cat([mask[owner], cont_mask], dim=1)
+        positions = mask.sum(-1)[owner].unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0)
+        logits = forward(self.model, cont_ids, full_mask, positions, cache).logits
+        targets, target_mask = right_padded([row[1:] for row in rows], self.pad_id, width, logits.device)
+        return _picked_sums(logits, targets, target_mask)
+
+    def _continue_tree(self, requests: Sequence[ChoiceRequest], cache: Any, mask: torch.Tensor) -> torch.Tensor:
+        """All choices of a prompt in one row after its cache, each seeing the prompt and itself only.
+
+        A 4D attention mask keeps the choices apart and positions restart after the prompt for
+        each, so every choice is scored exactly as in its own row, without copying the cache.
+        """
+        device = self.device
+        segments = [[continuation[:-1] for continuation in request.continuations] for request in requests]
+        width = max(sum(len(part) for part in parts) for parts in segments)
+        prefix_width = mask.shape[1]
+        lengths = mask.sum(-1).tolist()
+        ids = torch.full((len(requests), width), self.pad_id, dtype=torch.long)
+        positions = torch.zeros((len(requests), width), dtype=torch.long)
+        segment_of = torch.full((len(requests), width), -1, dtype=torch.long)
+        targets = torch.full((len(requests), width), self.pad_id, dtype=torch.long)
+        spans: list[tuple[int, int, int]] = []  # (row, start, end) of each choice, in choice order
+        for b, (parts, request) in enumerate(zip(segments, requests)):
+            at = 0
+            for index, (part, continuation) in enumerate(zip(parts, request.continuations)):
+                n = len(part)
+                if n:
+                    ids[b, at:at + n] = torch.tensor(part)
+                    positions[b, at:at + n] = torch.arange(lengths[b], lengths[b] + n)
+                    segment_of[b, at:at + n] = index
+                    targets[b, at:at + n] = torch.tensor(continuation[1:])
+                spans.append((b, at, at + n))
+                at += n
+        real = segment_of >= 0
+        same = (segment_of.unsqueeze(2) == segment_of.unsqueeze(1)) & real.unsqueeze(1)
+        causal = torch.ones((width, width), dtype=torch.bool).tril()
+        own = same & causal.unsqueeze(0)
+        own |= torch.eye(width, dtype=torch.bool).unsqueeze(0)  # padding rows attend to themselves (no NaN)
+        prompt = mask.bool().cpu().unsqueeze(1).expand(-1, width, -1)
+        allowed = torch.cat([prompt, own], dim=2).unsqueeze(1)
+        dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
+        mask4d = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+        assert mask4d.shape[-1] == prefix_width + width
+        logits = forward(self.model, ids.to(device), mask4d.to(device), positions.to(device), cache).logits
+        sums = _picked_sums(logits, targets.to(logits.device), real.to(logits.device), per_position=True).cpu()
+        return torch.tensor([float(sums[b, start:end].sum()) for b, start, end in spans])
+
+
+@torch.inference_mode()
+def score_separately(model: Any, request: ChoiceRequest) -> ChoiceScores:
+    """The reference: every ``prefix + continuation`` in its own unpadded pass, without a cache."""
+    device = input_device(model)
+    logprobs, tokens = [], []
+    prefix_sum = prefix_count = None
+    for continuation in request.continuations:
+        sequence = torch.tensor([list(request.prefix) + list(continuation)], device=device)
+        logits = model(input_ids=sequence).logits.float()
+        all_logprobs = torch.log_softmax(logits[0, :-1], dim=-1)
+        picked = all_logprobs.gather(-1, sequence[0, 1:].unsqueeze(-1)).squeeze(-1)
+        n = len(continuation)
+        logprobs.append(float(picked[-n:].sum()))
+        tokens.append(n)
+        prefix_sum = float(picked[:-n].sum())
+        prefix_count = len(request.prefix) - 1
+    return ChoiceScores(tuple(logprobs), tuple(tokens), prefix_sum, prefix_count)

@@ -1,0 +1,139 @@
+"""The settings the LLM learner reads, declared for the kernel (no torch here).
+
+The kernel merges the layers, converts every value once and rejects unknown names and
+bad values with one line. Settings that change what the model is asked or what comes
+back are marked ``cache_key``: the per-example result cache is keyed by their values
+(with the model's identity and the rendered prompt), so a changed value never reuses an
+old answer. Encoder settings (``max_length``, ``learning_rate``, ``batch_size``…) are not
+declared, so the tasks' reference values for encoders never reach these models: prompts
+are as long as the model allows, and ``eval_batch_size`` is the number of examples
+scored or generated together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from clue_core.plugin import Setting
+
+MODES = ("loglikelihood", "generate")
+SCORES = ("sum", "mean", "ppl")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def _key(name: str, kind: type, default: Any, help: str, **more: Any) -> Setting:
+    return Setting(name, kind, default, help, cache_key=True, **more)
+
+
+#: Settings of every LLM: the family, the catalogue and the offline model.
+COMMON: tuple[Setting, ...] = (
+    _key("mode", str, "loglikelihood", "loglikelihood: score every choice (labels' words, options) after the "
+         "prompt and pick the best; generate: let the model answer and extract the answer from its text",
+         choices=MODES, report=True),
+    Setting("score", str, "sum", "loglikelihood: how choices compare: sum (summed log-probability of the "
+            "choice), mean (per token), ppl (OpenCompass-style: mean log-probability of the whole prompt + "
+            "choice)", choices=SCORES, report=True),
+    _key("shots", int, 0, "few-shot: training examples drawn with the run's seed, shown before each question",
+         minimum=0, report=True),
+    _key("chat", bool, False, "wrap the prompt in the model's chat template (instruction-tuned models)",
+         report=True),
+    _key("thinking", bool, False, "reasoning models: switch thinking on where the chat template has a switch "
+         "(enable_thinking); <think>…</think> is always stripped before answers are extracted", report=True),
+    _key("max_new_tokens", int, 64, "generate: most tokens of the answer (after any thinking)", minimum=1),
+    _key("thinking_tokens", int, 2048, "generate: most tokens inside <think>…</think>; then the block is closed "
+         "and the answer begins", minimum=0),
+    _key("stop", str, "\\n", "generate: strings that end an answer, separated by | (\\n is a newline, \\| a "
+         "bar; empty: only the end-of-sequence token); checked after the answer's first character"),
+    _key("temperature", float, 0.0, "generate: 0 is greedy (the default); above 0 samples with the run's seed",
+         minimum=0.0, report=True),
+    Setting("eval_batch_size", int, 16, "examples scored or generated together per process", minimum=1),
+    _key("dtype", str, "auto", "weights' dtype: auto is bfloat16 (float16 without bf16) on a GPU, float32 on "
+         "the CPU", choices=DTYPES),
+    Setting("device_map", str, "", "'' puts the model on this process's device; 'auto' spreads a model larger "
+            "than one GPU over all visible GPUs (one process only)"),
+    Setting("traditional", bool, False, "convert answers to Traditional Chinese (OpenCC s2tw) before scoring "
+            "(tasks in Traditional characters); needs opencc-python-reimplemented or opencc", report=True),
+    Setting("result_cache", bool, True, "reuse and store each example's result in the cache folder "
+            "($CLUE_HOME/cache or --cache), keyed by the model's identity, the prompt and these settings"),
+    Setting("trust_remote_code", bool, False, "allow checkpoints that ship their own model code"),
+    _key("revision", str, "", "hub revision (branch, tag or commit) of llm:<hub id>; '' is the default branch"),
+)
+
+#: Settings of the offline model ``llm-tiny`` only: its shape.
+TINY: tuple[Setting, ...] = (
+    _key("tiny_hidden_size", int, 64, "llm-tiny: hidden size", minimum=1),
+    _key("tiny_num_layers", int, 2, "llm-tiny: decoder layers", minimum=1),
+    _key("tiny_num_heads", int, 2, "llm-tiny: attention heads (must divide tiny_hidden_size)", minimum=1),
+    _key("tiny_intermediate_size", int, 128, "llm-tiny: feed-forward width", minimum=1),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The values of :data:`COMMON`, typed (the declarations own the defaults)."""
+
+    mode: str
+    score: str
+    shots: int
+    chat: bool
+    thinking: bool
+    max_new_tokens: int
+    thinking_tokens: int
+    stop: str
+    temperature: float
+    eval_batch_size: int
+    dtype: str
+    device_map: str
+    traditional: bool
+    result_cache: bool
+    trust_remote_code: bool
+    revision: str
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> Settings:
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
+
+    @property
+    def stop_strings(self) -> tuple[str, ...]:
+        return parse_stop(self.stop)
+
+    def decoding(self) -> dict[str, Any]:
+        """What decides the answers, as recorded in the manifest (and part of the cache key)."""
+        if self.mode == "loglikelihood":
+            return {"mode": self.mode, "score": self.score}
+        return {"mode": self.mode, "greedy": self.temperature == 0, "temperature": self.temperature,
+                "max_new_tokens": self.max_new_tokens, "thinking_tokens": self.thinking_tokens,
+                "stop": list(self.stop_strings)}
+
+
+def parse_stop(text: str) -> tuple[str, ...]:
+    """``"\\n|答案"`` → ``("\\n", "答案")``: ``|`` separates, ``\\n``, ``\\t``, ``\\|`` and ``\\\\`` are escapes."""
+    escapes = {"n": "\n", "t": "\t", "|": "|", "\\": "\\"}
+    parts: list[str] = []
+    current: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in escapes:
+            current.append(escapes[text[index + 1]])
+            index += 2
+            continue
+        if char == "|":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return tuple(dict.fromkeys(part for part in parts if part))
+
+
+def complete(declared: tuple[Setting, ...], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared defaults under ``values`` (the kernel passes every name; Python callers may not)."""
+    names = {s.name for s in declared}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise TypeError(f"not settings of this model: {', '.join(unknown)}")
+    return {**{s.name: s.default for s in declared}, **values}
