@@ -80,3 +80,18 @@ def test_duplicate_test_ids_are_found_by_the_kernel(tmp_path):
     with pytest.raises(InputError, match="duplicate id 4") as caught:
         read_split(C3, tmp_path, "test1.1")
     assert str(caught.value).startswith(f"{tmp_path / 'test1.1.json'} (id 4): field 'id'")
+
+
+def test_decode_lets_a_missing_answer_through_as_wrong_and_keeps_what_the_model_said():
+    import dataclasses
+
+    from clue_core.plugin import MultipleChoiceExample, Prediction
+    from clue_tasks_mrc.c3 import decode
+
+    examples = [MultipleChoiceExample("q1", "c", "q", ("a", "b", "c"), label=1),
+                MultipleChoiceExample("q2", "c", "q", ("a", "b"), label=0)]
+    unextracted = Prediction("q1", None, None, {"generated": "我不知道", "extracted": False})
+    padded = Prediction("q2", 3, (0.1, 0.7, 0.2, 0.9), {"generated": "D"})
+    decoded = decode(examples, [unextracted, padded])
+    assert decoded[0] == unextracted  # no answer: scored as wrong, not replaced by a guess
+    assert decoded[1] == dataclasses.replace(padded, value=1)  # best real choice, raw kept

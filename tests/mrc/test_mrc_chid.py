@@ -162,3 +162,14 @@ def test_duplicate_blank_with_answers_is_a_reader_error(tmp_path):
     with pytest.raises(InputError, match="occurs twice") as caught:
         chid.read(CHID, tmp_path, "dev")
     assert caught.value.line == 2
+
+
+def test_joint_decoding_keeps_what_the_model_said():
+    from clue_core.plugin import MultipleChoiceExample, Prediction
+    from clue_tasks_mrc.chid import decode
+
+    examples = [MultipleChoiceExample(f"#idiom{i}#", "c", "q", ("甲", "乙"), group="p") for i in range(2)]
+    predictions = [Prediction(e.id, 0, (-0.1, -2.0), {"prompt": f"p{i}"}) for i, e in enumerate(examples)]
+    decoded = decode(examples, predictions)
+    assert sorted(p.value for p in decoded) == [0, 1]  # distinct candidates per passage
+    assert [p.raw for p in decoded] == [{"prompt": "p0"}, {"prompt": "p1"}]

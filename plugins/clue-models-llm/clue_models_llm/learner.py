@@ -365,13 +365,11 @@ class LLMLearner:
         return predictions
 
     def _unextracted(self, example: Example, question: Question) -> Any:
-        """A value that counts as wrong where there is gold, and keeps a submission valid where not."""
-        gold = _gold(example)
-        if self.task.kind == CLASSIFICATION:
-            return None if gold is not None else question.values[0]
-        if gold is None:
-            return 0
-        return (int(gold) + 1) % len(question.values)
+        """No answer (None, scored as wrong) where the example has gold; where it has none (a test
+        file), the first choice, so the submission file stays valid — flagged in ``raw``."""
+        if _gold(example) is not None:
+            return None
+        return question.values[0] if self.task.kind == CLASSIFICATION else 0
 
     def _spans(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
         generations = self._generations([q.prompt for q in questions])

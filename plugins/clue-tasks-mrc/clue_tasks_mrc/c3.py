@@ -17,6 +17,7 @@ a question is ``{"question", "choice": [...], "answer"}`` (train/dev) or
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -121,13 +122,14 @@ def decode(examples: Sequence[MultipleChoiceExample], predictions: Sequence[Pred
         prediction = by_id.get(example.id)
         if prediction is None:
             continue
+        if prediction.value is None and not prediction.scores:  # no answer (an LLM's unextractable one): wrong
+            decoded.append(prediction)
+            continue
         n_choices = len(example.choices)
         valid = isinstance(prediction.value, int) and 0 <= prediction.value < n_choices
         if not valid and prediction.scores and len(prediction.scores) >= n_choices:
             real = list(prediction.scores)[:n_choices]
-            prediction = Prediction(
-                id=prediction.id, value=max(range(n_choices), key=real.__getitem__), scores=prediction.scores
-            )
+            prediction = dataclasses.replace(prediction, value=max(range(n_choices), key=real.__getitem__))
         elif not valid:
             raise DataError(
                 f"c3 question {example.id}: predicted choice {prediction.value!r} but it has {n_choices} choices"

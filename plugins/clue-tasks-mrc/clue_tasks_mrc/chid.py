@@ -15,6 +15,7 @@ different candidate.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -157,7 +158,7 @@ def _decode(
         if len(members) > n_choices:
             continue
         for i, choice in zip(members, assign(table)):
-            result[i] = Prediction(id=examples[i].id, value=choice, scores=aligned[i].scores)
+            result[i] = dataclasses.replace(aligned[i], value=choice)  # keeps scores and what the model said
     return [prediction for prediction in result if prediction is not None]
 
 
