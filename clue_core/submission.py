@@ -134,7 +134,8 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
         if (path / MANIFEST).is_file():
             found.append(path)
             continue
-        children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}"))
+        # .<task>.staging folders are runs being built (or interrupted, awaiting --resume), not runs
+        children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
         if not children:
             raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders)")
         found.extend(children)

@@ -242,3 +242,14 @@ def test_a_real_full_disk_is_one_line_and_leaves_nothing(sleepy_env, tmp_path):
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "No space left on device" in result.stderr and "Traceback" not in result.stderr
     assert result.stdout.strip() == ""  # nothing left on the full disk
+
+
+def test_submit_of_a_folder_ignores_an_interrupted_run_in_staging(run_cli, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out).exit_code == 0
+    staging = out / ".other.staging"
+    staging.mkdir()
+    (staging / "manifest.json").write_text('{"status": "running", "task": "other"}')
+    result = run_cli("submit", out, "-o", tmp_path / "s.zip")
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "(1 files)" in result.output
