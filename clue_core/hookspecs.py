@@ -58,5 +58,3 @@ def clue_metrics() -> list[MetricSpec]:
 def clue_submission_writers() -> list[SubmissionWriterSpec]:
     """The submission file formats this plugin provides (``write`` and ``read`` back)."""
 
-
-HOOK_NAMES = ("clue_tasks", "clue_models", "clue_metrics", "clue_submission_writers")

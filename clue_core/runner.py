@@ -297,7 +297,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 plan.resume = request.resume and plan.paths.staging.exists()
             _read_task_data(plan.task, request, plan)
             if plan.resume:
-                _check_resume_matches(plan, request, model)
+                _check_resume_matches(plan, request)
             plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.only(model.settings))
         results = []
         for plan in plans:
@@ -335,7 +335,7 @@ def _finished_result(plan: TaskPlan) -> TaskResult:
                       metrics.get("counts", {}), manifest.get("submission_files", []), manifest.get("notes", []))
 
 
-def _check_resume_matches(plan: TaskPlan, request: RunRequest, model: ModelSpec) -> None:
+def _check_resume_matches(plan: TaskPlan, request: RunRequest) -> None:
     """Resume only the same model, task, data and schedule-changing settings; else say what differs."""
     manifest = load_manifest(plan.paths.staging)
     want = {

@@ -165,12 +165,6 @@ class ResolvedSettings:
         return _scrub(data, values) if values else data
 
 
-def declarations_of(task: TaskSpec, model: ModelSpec, metric_settings: Sequence[Setting] = ()) -> list[Setting]:
-    """Every setting a run of ``task`` with ``model`` reads: the task's, its decode step's,
-    its metrics' and the model's."""
-    return [*task.settings, *task.decode_settings, *metric_settings, *model.settings]
-
-
 def merge_declarations(settings: Iterable[Setting], where: str) -> dict[str, Setting]:
     """One declaration per name; two steps declaring one name must agree on its type."""
     merged: dict[str, Setting] = {}
