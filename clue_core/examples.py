@@ -154,8 +154,12 @@ class MetricResult:
     """A metric's totals and, optionally, its per-example values (reports bootstrap them).
 
     ``per_example[name]`` aligns with the scored examples (None where an example does not
-    count, e.g. one without gold).
+    count, e.g. one without gold). ``details`` also aligns with the examples: what the
+    metric found per example that a reader of the run needs to trust its total (a judge's
+    grade, reasons and raw output; which constraints failed); the runner writes each into
+    the example's prediction record under ``scoring``, merged over the task's metrics.
     """
 
     totals: Mapping[str, float]
     per_example: Mapping[str, Sequence[float | None]] = field(default_factory=dict)
+    details: Sequence[Mapping[str, Any] | None] = ()

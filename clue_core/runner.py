@@ -25,7 +25,7 @@ from clue_core import __version__, data
 from clue_core.atomic import write_json, write_jsonl
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError
-from clue_core.examples import Example, Prediction, SplitData, gold_of
+from clue_core.examples import Example, MetricResult, Prediction, SplitData, gold_of
 from clue_core.kernel import Kernel
 from clue_core.reading import read_split
 from clue_core.rundir import (
@@ -39,7 +39,7 @@ from clue_core.rundir import (
     is_complete,
     load_manifest,
 )
-from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score
+from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score_detailed
 from clue_core.settings import (
     Layer,
     ResolvedSettings,
@@ -488,7 +488,8 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
 def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: Decode | None,
                        dev: Sequence[Example], main: bool, context: RunContext) -> tuple[dict[str, float], list[str]]:
     dev_predictions = predict_checked(plan.learner, dev, task, decode)
-    metrics = score(kernel, task, dev, dev_predictions, plan.settings.values, context)
+    detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings.values, context)
+    metrics = dict(detailed.totals)
     test_predictions = {version: predict_checked(plan.learner, part.examples, task, decode)
                         for version, part in plan.tests.items()}
     files: list[str] = []
@@ -496,7 +497,7 @@ def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: D
         return metrics, files
     staging = plan.paths.staging
     write = resolve_ref(kernel.writer(task.writer).write)
-    write_jsonl(staging / PREDICTIONS_DIR / "dev.jsonl", prediction_records(dev, dev_predictions))
+    write_jsonl(staging / PREDICTIONS_DIR / "dev.jsonl", prediction_records(dev, dev_predictions, detailed))
     for version in task.test_versions:
         if version.version not in plan.tests:
             continue
@@ -509,9 +510,11 @@ def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: D
     return metrics, files
 
 
-def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
+def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction],
+                       scored: MetricResult | None = None) -> list[dict[str, Any]]:
+    """One JSON record per example; with ``scored``, what the metrics found per example (``scoring``)."""
     records = []
-    for example, prediction in zip(examples, predictions):
+    for index, (example, prediction) in enumerate(zip(examples, predictions)):
         record: dict[str, Any] = {"id": example.id, "prediction": prediction.value}
         gold = gold_of(example)
         if gold is not None:
@@ -520,6 +523,8 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
             record["scores"] = [round(float(s), 6) for s in prediction.scores]
         if prediction.raw is not None:
             record["raw"] = prediction.raw
+        if scored is not None and index < len(scored.details) and scored.details[index]:
+            record["scoring"] = scored.details[index]
         records.append(record)
     return records
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
+from clue_core.kinds import OPEN_QUESTION
 from clue_core.specs import TaskSpec, resolve
 
 if TYPE_CHECKING:
@@ -73,10 +74,15 @@ def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictio
 def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
                    predictions: Sequence[Prediction | None], settings: Mapping[str, Any] | None = None,
                    context: RunContext | None = None) -> MetricResult:
-    """Totals and per-example values of every metric of the task (empty without gold)."""
+    """Totals, per-example values and details of every metric of the task (empty without gold).
+
+    Open questions are judged against a rubric, so they count as scorable without a
+    reference answer.
+    """
     totals: dict[str, float] = {}
     per_example: dict[str, Sequence[float | None]] = {}
-    if not any(gold_of(e) is not None for e in examples):
+    details: list[dict[str, Any] | None] = [None] * len(examples)
+    if task.kind != OPEN_QUESTION and not any(gold_of(e) is not None for e in examples):
         return MetricResult(totals, per_example)
     for name in task.metrics:
         spec = kernel.metric(name)
@@ -89,9 +95,12 @@ def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
         if isinstance(result, MetricResult):
             totals.update(result.totals)
             per_example.update(result.per_example)
+            for index, detail in enumerate(result.details[:len(examples)]):
+                if detail:
+                    details[index] = {**(details[index] or {}), **detail}
         else:
             totals.update(result)
-    return MetricResult(totals, per_example)
+    return MetricResult(totals, per_example, details)
 
 
 def dev_scorer(kernel: Kernel, task: TaskSpec, dev: Sequence[Example], decode: Decode | None,
