@@ -16,8 +16,11 @@ Nothing found is ``None``: the example counts as wrong and is counted as unextra
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from clue_core.plugin import ClueError
 
@@ -144,3 +147,38 @@ def traditional_converter() -> Callable[[str], str]:
         except Exception:  # the two OpenCC packages name their configurations differently
             continue
     raise ClueError(f"setting 'traditional': OpenCC has no {TRADITIONAL_CONFIG} conversion")
+
+
+TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+def extract_tool_calls(text: str) -> list[dict[str, Any]]:
+    """Tool calls a model wrote as text: ``<tool_call>{…}</tool_call>`` blocks (Qwen, Hermes), else
+    the first JSON object with a ``name`` (and ``arguments`` or ``parameters``)."""
+    blocks = TOOL_CALL_BLOCK.findall(text)
+    candidates: list[Any] = []
+    decoder = json.JSONDecoder()
+    for block in blocks:
+        try:
+            candidates.append(json.loads(block))
+        except json.JSONDecodeError:
+            continue
+    if not blocks:
+        for start in (i for i, char in enumerate(text) if char == "{"):
+            try:
+                value, _ = decoder.raw_decode(text, start)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and "name" in value:
+                candidates.append(value)
+                break
+    calls = []
+    for value in candidates:
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            continue
+        arguments = value.get("arguments", value.get("parameters", {}))
+        if isinstance(arguments, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                arguments = json.loads(arguments)
+        calls.append({"name": value["name"], "arguments": arguments})
+    return calls

@@ -11,7 +11,8 @@ from typing import Any
 
 from clue_core.plugin import ClueError, TaskSpec
 from clue_models_llm.learner import LLMLearner
-from clue_models_llm.settings import COMMON, TINY, complete
+from clue_models_llm.remote import ServerLearner
+from clue_models_llm.settings import COMMON, SERVER, TINY, complete
 
 
 def create(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
@@ -28,3 +29,11 @@ def create_tiny(argument: str | None, task: TaskSpec, settings: Mapping[str, Any
         raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
                         f"({values['tiny_hidden_size']})")
     return LLMLearner(task, None, values, COMMON + TINY, "llm-tiny")
+
+
+def create_server(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> ServerLearner:
+    """``openai:<model>``: the model a server at ``base_url`` (or $OPENAI_BASE_URL) serves under that name."""
+    if not argument:
+        raise ClueError("model 'openai' needs the served model's name: openai:<name> (what the server's /v1/models "
+                        "lists)")
+    return ServerLearner(task, argument, complete(SERVER, settings), SERVER, f"openai:{argument}")

@@ -6,6 +6,9 @@ Model names from here:
   (``AutoModelForCausalLM``), evaluated without training, by likelihood or generation;
 * ``llm:Qwen/Qwen2.5-0.5B-Instruct``, ...: the catalogue, the same factory with size class,
   parameters and what the model needs (``chat``) as recommendations;
+* ``openai:<model>``: the same prompts, scoring modes, predictions and cache for a model
+  behind any OpenAI-compatible server (vLLM, SGLang, llama.cpp, ``transformers serve``, a
+  hosted API), ``--set base_url=…``;
 * ``llm-tiny``: an offline tiny random Llama with a character tokenizer built here, for the
   demo, the tests and speed benchmarks; it never downloads anything.
 
@@ -17,13 +20,15 @@ from __future__ import annotations
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN, ModelSpec, hookimpl
 from clue_models_llm.catalogue import CATALOGUE, recommendations
-from clue_models_llm.settings import COMMON, TINY
+from clue_models_llm.settings import COMMON, SERVER, TINY
 
 FAMILY = "llm"
 TINY_NAME = "llm-tiny"
 CATEGORY = "llm"
 FACTORY = "clue_models_llm.factory:create"
 TINY_FACTORY = "clue_models_llm.factory:create_tiny"
+SERVER_FAMILY = "openai"
+SERVER_FACTORY = "clue_models_llm.factory:create_server"
 #: Every kind: choices are scored or answers generated; open questions are answered turn by turn.
 KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)
 
@@ -34,6 +39,11 @@ def clue_models() -> list[ModelSpec]:
         ModelSpec(FAMILY, FACTORY, KINDS,
                   "any causal LM (transformers), llm:<hub id or local folder>: likelihood or generation, "
                   "zero- or few-shot, no training", family=True, category=CATEGORY, trains=False, settings=COMMON),
+        ModelSpec(SERVER_FAMILY, SERVER_FACTORY, KINDS,
+                  "a model behind any OpenAI-compatible server (vLLM, SGLang, llama.cpp, transformers serve, hosted "
+                  "APIs), openai:<served name> --set base_url=…: likelihood (completions echo + logprobs) or "
+                  "generation, concurrent, retried, cached", family=True, category=CATEGORY, trains=False,
+                  settings=SERVER),
         ModelSpec(TINY_NAME, TINY_FACTORY, KINDS,
                   "offline tiny random Llama with a character tokenizer built from the task's texts",
                   size_class="toy", category=CATEGORY, trains=False, settings=COMMON + TINY),

@@ -44,6 +44,7 @@ from clue_models_llm.extract import (
     extract_choice,
     extract_label,
     extract_span,
+    extract_tool_calls,
     split_thinking,
     traditional_converter,
 )
@@ -167,9 +168,10 @@ class LLMLearner:
                 raise ClueError(f"model {self.name} has no chat template; leave chat off (--set chat=false)")
             extra = {"enable_thinking": thinking} if switch else {}
 
-            def chat(messages: Sequence[Mapping[str, str]]) -> str:
+            def chat(messages: Sequence[Mapping[str, str]], tools: Sequence[Any] | None = None) -> str:
+                more = {**extra, "tools": list(tools)} if tools else extra
                 return self.tokenizer.apply_chat_template(list(messages), tokenize=False,
-                                                          add_generation_prompt=True, **extra)
+                                                          add_generation_prompt=True, **more)
 
         self.renderer = Renderer(self.task, demos=self.demos, chat=chat,
                                  prefix_in_chat=not (settings.mode == "generate" and thinking))
@@ -182,8 +184,11 @@ class LLMLearner:
 
     # -- predicting -----------------------------------------------------------------------
 
+    def _fitted(self) -> bool:
+        return self.model is not None
+
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
-        if self.model is None:
+        if not self._fitted():
             self.fit([], [], RunContext(task=self.task))
         context = self.context
         assert context is not None
@@ -250,7 +255,7 @@ class LLMLearner:
     # likelihood
 
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
-        from clue_models_llm.scoring import ChoiceScores, LikelihoodScorer, encode_requests
+        from clue_models_llm.scoring import ChoiceScores
 
         method = self.settings.score
         ppl = method == "ppl"
@@ -261,19 +266,7 @@ class LLMLearner:
         self._echo(f"{self.name}: scoring {_count(len(questions), 'example')} by likelihood "
                    f"({len(questions) - len(missing)} cached)")
         if missing:
-            requests = encode_requests(self.tokenizer, [(questions[i].prompt, questions[i].choices) for i in missing],
-                                       bos=self.bos, fallback=self.eos_ids[0] if self.eos_ids else self.pad_id,
-                                       max_positions=self.max_positions)
-            scorer = LikelihoodScorer(self.model, self.settings.eval_batch_size, self.pad_id, prefix_stats=ppl)
-
-            def store(batch: list[int], scored: list[Any]) -> None:
-                entries = {keys[missing[j]]: {**s.as_dict(), "truncated": requests[j].truncated}
-                           for j, s in zip(batch, scored)}
-                results.update(entries)
-                if self.cache:
-                    self.cache.put_many(entries)
-
-            scorer.score(requests, done=store)
+            self._score_missing([questions[i] for i in missing], [keys[i] for i in missing], results, ppl)
         predictions = []
         for example, question, key in zip(examples, questions, keys):
             entry = results[key]
@@ -286,15 +279,37 @@ class LLMLearner:
                 raw.update(prefix_logprob=entry["prefix_logprob"], prefix_tokens=entry["prefix_tokens"])
             if entry.get("truncated"):
                 raw["truncated"] = entry["truncated"]
+            if entry.get("usage"):
+                raw["usage"] = [entry["usage"]]
             predictions.append(Prediction(example.id, question.values[best], tuple(scores), raw))
         return predictions
+
+    def _store(self, results: dict[str, Any], entries: Mapping[str, Any]) -> None:
+        """Keep answers that arrived, and commit them to the cache at once (a kill loses none)."""
+        results.update(entries)
+        if self.cache:
+            self.cache.put_many(entries)
+
+    def _score_missing(self, questions: Sequence[Question], keys: Sequence[str], results: dict[str, Any],
+                       ppl: bool) -> None:
+        """Score the choices of ``questions`` with the local model, storing each batch as it is done."""
+        from clue_models_llm.scoring import LikelihoodScorer, encode_requests
+
+        requests = encode_requests(self.tokenizer, [(q.prompt, q.choices) for q in questions],
+                                   bos=self.bos, fallback=self.eos_ids[0] if self.eos_ids else self.pad_id,
+                                   max_positions=self.max_positions)
+        scorer = LikelihoodScorer(self.model, self.settings.eval_batch_size, self.pad_id, prefix_stats=ppl)
+
+        def store(batch: list[int], scored: list[Any]) -> None:
+            self._store(results, {keys[j]: {**s.as_dict(), "truncated": requests[j].truncated}
+                                  for j, s in zip(batch, scored)})
+
+        scorer.score(requests, done=store)
 
     # generation
 
     def _generations(self, prompts: Sequence[str]) -> list[dict[str, Any]]:
         """What the model writes after each prompt (cached), as :class:`Generated` dicts."""
-        from clue_models_llm.generation import Generator
-
         settings = self.settings
         seed = self.context.seed if self.context and settings.temperature > 0 else None
         keys = [self._key({"kind": "generate", "prompt": prompt, "seed": seed}) for prompt in prompts]
@@ -302,33 +317,37 @@ class LLMLearner:
         missing = [i for i, key in enumerate(keys) if key not in results]
         self._echo(f"{self.name}: generating {_count(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
         if missing:
-            budget = settings.max_new_tokens + settings.thinking_tokens + 8
-            encoded, truncated = [], []
-            for ids in self._encode([prompts[i] for i in missing]):
-                if self.bos is not None and ids[:1] != [self.bos]:
-                    ids = [self.bos, *ids]
-                cut = 0
-                if self.max_positions and len(ids) + budget > self.max_positions:
-                    cut = min(len(ids) - 1, len(ids) + budget - self.max_positions)
-                    ids = ids[:1] + ids[1 + cut:] if self.bos is not None else ids[cut:]
-                encoded.append(ids)
-                truncated.append(cut)
-            generator = Generator(self.model, self.tokenizer, batch_size=settings.eval_batch_size,
-                                  max_new_tokens=settings.max_new_tokens, thinking_tokens=settings.thinking_tokens,
-                                  stops=settings.stop_strings, temperature=settings.temperature,
-                                  eos_ids=self.eos_ids, pad_id=self.pad_id, seed=self.context.seed if self.context
-                                  else 0)
-            thinking = [prompts[i].rstrip().endswith(THINK_OPEN) for i in missing]
-
-            def store(batch: list[int], generated: list[Any]) -> None:
-                entries = {keys[missing[j]]: {**g.as_dict(), "truncated": truncated[j]}
-                           for j, g in zip(batch, generated)}
-                results.update(entries)
-                if self.cache:
-                    self.cache.put_many(entries)
-
-            generator.generate(encoded, thinking, done=store)
+            self._generate_missing([prompts[i] for i in missing], [keys[i] for i in missing], results)
         return [results[key] for key in keys]
+
+    def _generate_missing(self, prompts: Sequence[str], keys: Sequence[str], results: dict[str, Any]) -> None:
+        """Generate with the local model, storing each batch as it is done."""
+        from clue_models_llm.generation import Generator
+
+        settings = self.settings
+        budget = settings.max_new_tokens + settings.thinking_tokens + 8
+        encoded, truncated = [], []
+        for ids in self._encode(prompts):
+            if self.bos is not None and ids[:1] != [self.bos]:
+                ids = [self.bos, *ids]
+            cut = 0
+            if self.max_positions and len(ids) + budget > self.max_positions:
+                cut = min(len(ids) - 1, len(ids) + budget - self.max_positions)
+                ids = ids[:1] + ids[1 + cut:] if self.bos is not None else ids[cut:]
+            encoded.append(ids)
+            truncated.append(cut)
+        generator = Generator(self.model, self.tokenizer, batch_size=settings.eval_batch_size,
+                              max_new_tokens=settings.max_new_tokens, thinking_tokens=settings.thinking_tokens,
+                              stops=settings.stop_strings, temperature=settings.temperature,
+                              eos_ids=self.eos_ids, pad_id=self.pad_id, seed=self.context.seed if self.context
+                              else 0)
+        thinking = [prompt.rstrip().endswith(THINK_OPEN) for prompt in prompts]
+
+        def store(batch: list[int], generated: list[Any]) -> None:
+            self._store(results, {keys[j]: {**g.as_dict(), "truncated": truncated[j]}
+                                  for j, g in zip(batch, generated)})
+
+        generator.generate(encoded, thinking, done=store)
 
     def _answer_text(self, generation: Mapping[str, Any]) -> tuple[str | None, str]:
         thinking, answer = split_thinking(generation["text"])
@@ -341,6 +360,10 @@ class LLMLearner:
             raw["thinking_tokens"] = generation["thinking_tokens"]
         if generation.get("truncated"):
             raw["truncated"] = generation["truncated"]
+        if generation.get("reasoning"):
+            raw["reasoning"] = generation["reasoning"]
+        if generation.get("usage"):
+            raw["usage"] = [generation["usage"]]
         return raw
 
     def _choices_generated(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
@@ -391,19 +414,25 @@ class LLMLearner:
         renderer = self.renderer
         assert renderer is not None
         answers: list[list[str]] = [[] for _ in examples]
-        prompts: list[list[str]] = [[] for _ in examples]
-        generations: list[list[str]] = [[] for _ in examples]
+        raws: list[dict[str, list[Any]]] = [{"prompts": [], "generations": [], "answers": answers[i]}
+                                            for i in range(len(examples))]
         for turn in range(max(len(e.turns) for e in examples)):  # type: ignore[union-attr]
             active = [i for i, e in enumerate(examples) if len(e.turns) > turn]  # type: ignore[union-attr]
             asked = [renderer.turn_prompt(examples[i], answers[i]) for i in active]
             for i, prompt, generation in zip(active, asked, self._generations(asked)):
                 _, answer = self._answer_text(generation)
                 answers[i].append(answer.strip())
-                prompts[i].append(prompt)
-                generations[i].append(generation["text"])
-        return [Prediction(example.id, said[-1] if said else "", None,
-                           {"prompts": asked_, "generations": wrote, "answers": said, "extracted": bool(said)})
-                for example, said, asked_, wrote in zip(examples, answers, prompts, generations)]
+                raw = raws[i]
+                raw["prompts"].append(prompt)
+                raw["generations"].append(generation["text"])
+                if getattr(examples[i], "tools", ()):
+                    calls = generation.get("tool_calls") or extract_tool_calls(answer)
+                    raw.setdefault("tool_calls", []).append(calls)
+                for name in ("reasoning", "usage"):
+                    if generation.get(name):
+                        raw.setdefault(name, []).append(generation[name])
+        return [Prediction(example.id, said[-1] if said else "", None, {**raw, "extracted": bool(said)})
+                for example, said, raw in zip(examples, answers, raws)]
 
     # -- reporting ------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ assistant's reply (not when a reasoning model is asked to think first).
 from __future__ import annotations
 
 import hashlib
+import json
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,9 +45,14 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: Turns of an open question without a chat template: question and answer marks.
 ASK, ANSWER = "问：", "答："
 
+#: Tools offered in a plain-text prompt (no chat template to carry them): how to call one.
+TOOLS_TEXT = ("你可以调用以下工具。需要调用时，只输出一个 JSON 对象："
+              '{{"name": 工具名, "arguments": {{参数名: 值}}}}。\n工具：\n{tools}')
+
 Message = dict[str, str]
-ChatRender = Callable[[Sequence[Message]], str]
-"""``messages -> text`` ending with the assistant's generation prompt (the model's chat template)."""
+ChatRender = Callable[..., str]
+"""``(messages, tools=None) -> text`` ending with the assistant's generation prompt (the model's chat
+template; ``tools`` are chat tool definitions offered to the model)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,10 @@ class Renderer:
         """An open question's next turn: its turns so far with the answers already given."""
         head = self.prompt.instruction.strip()
         extra = self.prompt.template.format_map(example_fields(example, self.kind)).strip()
+        tools = list(getattr(example, "tools", ()) or ())
+        if tools and self.chat is None:
+            extra = "\n\n".join(part for part in (extra, TOOLS_TEXT.format(
+                tools=json.dumps(tools, ensure_ascii=False, indent=1))) if part)
         lead = "\n\n".join(part for part in (head, extra) if part)
         turns = example.turns[:len(answers) + 1]
         if self.chat is None:
@@ -190,7 +200,7 @@ class Renderer:
             messages.append({"role": "user", "content": content})
             if i < len(answers):
                 messages.append({"role": "assistant", "content": answers[i]})
-        return self.chat(messages)
+        return self.chat(messages, tools=tools) if tools else self.chat(messages)
 
     def skeleton(self) -> str:
         """The prompt with every field left as ``{name}``: what the template hash covers."""

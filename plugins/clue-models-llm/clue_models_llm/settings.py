@@ -70,6 +70,36 @@ TINY: tuple[Setting, ...] = (
 )
 
 
+#: ``openai:<model>``: modes a server may offer (auto: likelihood where the server gives prompt
+#: log-probabilities, else generation, recorded in the run's model_info).
+SERVER_MODES = (*MODES, "auto")
+#: What only a local model reads (weights, devices, local decoding switches).
+LOCAL_ONLY = frozenset({"dtype", "device_map", "trust_remote_code", "revision", "thinking", "thinking_tokens",
+                        "eval_batch_size"})
+
+#: Settings of ``openai:<model>``: the shared prompt and decoding settings, and the client's.
+SERVER: tuple[Setting, ...] = (
+    _key("mode", str, "auto", "loglikelihood: score every choice through the completions endpoint (echo + "
+         "logprobs); generate: let the model answer; auto: likelihood where the server gives prompt "
+         "log-probabilities, else generation (recorded)", choices=SERVER_MODES, report=True),
+    *(s for s in COMMON if s.name not in LOCAL_ONLY and s.name != "mode"),
+    Setting("base_url", str, "", "the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 "
+            "(default: $OPENAI_BASE_URL)"),
+    Setting("api_key_env", str, "OPENAI_API_KEY", "the environment variable that holds the API key (the key "
+            "itself is never a setting, so it never reaches the manifest or the logs); unset: no key sent"),
+    Setting("concurrency", int, 8, "requests in flight at once", minimum=1, maximum=1024),
+    Setting("rpm", int, 0, "most requests started per minute (0: no limit)", minimum=0),
+    Setting("timeout", float, 120.0, "seconds to wait for one answer before retrying it", minimum=0.1),
+    Setting("retries", int, 6, "retries of one request after 429, 5xx, a dropped connection or a timeout "
+            "(backoff doubling from 1 s, or the server's Retry-After)", minimum=0),
+    Setting("price_prompt", float, 0.0, "price per million prompt tokens (for the cost in metrics.json)",
+            minimum=0.0),
+    Setting("price_completion", float, 0.0, "price per million completion tokens (reasoning tokens included, "
+            "as OpenAI bills them)", minimum=0.0),
+    Setting("currency", str, "USD", "the currency of the prices"),
+)
+
+
 @dataclass(frozen=True)
 class Settings:
     """The values of :data:`COMMON`, typed (the declarations own the defaults)."""
@@ -93,7 +123,9 @@ class Settings:
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> Settings:
-        return cls(**{f.name: values[f.name] for f in fields(cls)})
+        """Typed values; what a server model does not declare takes its local default."""
+        local = {s.name: s.default for s in COMMON}
+        return cls(**{f.name: values.get(f.name, local[f.name]) for f in fields(cls)})
 
     @property
     def stop_strings(self) -> tuple[str, ...]:

@@ -1,0 +1,307 @@
+"""Requests to an OpenAI-compatible server: concurrency, a rate limit, retries, one-line errors.
+
+The ``openai`` SDK builds the requests and parses the answers into its own typed
+responses (so anything a real server sends is read the way OpenAI documents it); its own
+retries are off, because this module decides what is retried and counts it:
+
+* 429, 5xx, a dropped connection and a timeout are retried up to ``retries`` times, after
+  the server's ``Retry-After`` (seconds or an HTTP date, or ``retry-after-ms``) or a
+  doubling backoff from 1 s with jitter;
+* 401/403 (the key), 404 (the model or the endpoint) and 400 (a request the server will
+  never take) end the run with one line, no traceback;
+* at most ``concurrency`` requests are in flight, and with ``rpm`` > 0 request starts are
+  spaced 60/rpm seconds apart.
+
+The API key is read from the environment variable the settings name and is never part of a
+message: every error text passes through :meth:`ServerClient.clean` first.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from clue_core.plugin import ClueError
+
+#: Longest wait between two attempts, whatever a server's Retry-After says.
+MAX_WAIT = 300.0
+#: First backoff step (seconds); doubles per attempt.
+BACKOFF = 1.0
+
+
+class RequestRefused(ClueError):
+    """The server refused a request for good (4xx other than 429): one line, and its status."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Usage:
+    """Token counts of answers (prompt, completion, reasoning) and how many requests they took."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def add(self, usage: Mapping[str, Any] | None) -> None:
+        self.requests += 1
+        if usage:
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            self.reasoning_tokens += int(usage.get("reasoning_tokens") or 0)
+
+    def as_dict(self, price_prompt: float = 0.0, price_completion: float = 0.0, currency: str = "USD"
+                ) -> dict[str, Any]:
+        data: dict[str, Any] = {"requests": self.requests, "prompt_tokens": self.prompt_tokens,
+                                "completion_tokens": self.completion_tokens,
+                                "reasoning_tokens": self.reasoning_tokens}
+        if price_prompt or price_completion:
+            cost = (self.prompt_tokens * price_prompt + self.completion_tokens * price_completion) / 1e6
+            data["cost"] = round(cost, 6)
+            data["currency"] = currency
+        return data
+
+
+@dataclass
+class Traffic:
+    """What this process sent: requests, retries by cause, the most in flight at once."""
+
+    sent: int = 0
+    answered: int = 0
+    retries: dict[str, int] = field(default_factory=dict)
+    max_in_flight: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sent": self.sent, "answered": self.answered, "retries": dict(self.retries),
+                "max_in_flight": self.max_in_flight}
+
+
+def usage_of(response: Any) -> dict[str, int]:
+    """``{prompt_tokens, completion_tokens, reasoning_tokens}`` of a typed response (zeros where absent)."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0}
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    return {"prompt_tokens": int(usage.prompt_tokens or 0), "completion_tokens": int(usage.completion_tokens or 0),
+            "reasoning_tokens": int(reasoning or 0)}
+
+
+class _Pacer:
+    """Spaces request starts ``60 / rpm`` seconds apart across threads (no limit with rpm 0)."""
+
+    def __init__(self, rpm: int) -> None:
+        self.interval = 60.0 / rpm if rpm > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds a server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or as a date."""
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+class ServerClient:
+    """One server and model: ``call(kind, body)`` with retries, ``map(kind, bodies)`` concurrently."""
+
+    def __init__(self, *, base_url: str, model: str, api_key_env: str, concurrency: int, rpm: int,
+                 timeout: float, retries: int, echo: Callable[[str], None] = print) -> None:
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+        if not self.base_url:
+            raise ClueError("model openai:<name> needs a server: --set base_url=http://HOST:PORT/v1 "
+                            "(or set OPENAI_BASE_URL)")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ClueError(f"setting 'base_url' must start with http:// or https:// (got {self.base_url!r})")
+        self.model = model
+        self.key_env = api_key_env
+        self._key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.concurrency = concurrency
+        self.retries = retries
+        self.timeout = timeout
+        self.echo = echo
+        self.traffic = Traffic()
+        self._pacer = _Pacer(rpm)
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._client: Any = None
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @property
+    def sdk(self) -> Any:
+        """The ``openai.OpenAI`` client, built on first use (importing the SDK costs ~0.5 s)."""
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "EMPTY",
+                                         max_retries=0, timeout=self.timeout)
+        return self._client
+
+    def clean(self, text: str) -> str:
+        """``text`` with the key removed, on one line."""
+        if self._key:
+            text = text.replace(self._key, "***")
+        return " ".join(str(text).split())
+
+    def _where(self) -> str:
+        return f"{self.base_url} (model {self.model!r})"
+
+    # -- one request ---------------------------------------------------------------------
+
+    def call(self, kind: str, body: Mapping[str, Any]) -> Any:
+        """POST ``body`` to ``completions`` or ``chat``; the typed response, after retries."""
+        import openai
+
+        endpoint = self.sdk.completions if kind == "completions" else self.sdk.chat.completions
+        attempt = 0
+        while True:
+            self._pacer.wait()
+            with self._lock:
+                self._in_flight += 1
+                self.traffic.sent += 1
+                self.traffic.max_in_flight = max(self.traffic.max_in_flight, self._in_flight)
+            try:
+                response = endpoint.create(model=self.model, **body)
+            except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+                cause = _cause(exc)
+                if attempt >= self.retries:
+                    raise ClueError(f"{self._where()}: gave up after {attempt + 1} attempts; last: "
+                                    f"{self.clean(_describe(exc))} (settings 'retries', 'timeout')") from None
+                headers = getattr(getattr(exc, "response", None), "headers", None)
+                wait_for = retry_after(headers)
+                if wait_for is None:
+                    wait_for = BACKOFF * 2 ** attempt * (0.5 + random.random() / 2)
+                with self._lock:
+                    self.traffic.retries[cause] = self.traffic.retries.get(cause, 0) + 1
+                time.sleep(min(wait_for, MAX_WAIT))
+                attempt += 1
+                continue
+            except openai.APIStatusError as exc:
+                raise RequestRefused(self._refusal(exc), getattr(exc, "status_code", None)) from None
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+            with self._lock:
+                self.traffic.answered += 1
+            return response
+
+    def _refusal(self, exc: Any) -> str:
+        status = getattr(exc, "status_code", None)
+        message = self.clean(_describe(exc))
+        if status in (401, 403):
+            held = f"${self.key_env}" if self._key else f"no key (${self.key_env} is not set)"
+            return f"{self._where()} refused the request ({status}) with {held}: {message}"
+        if status == 404:
+            return (f"{self._where()}: not found (404): {message}; check the model name"
+                    f"{self._offered()} and that base_url ends with the API root (e.g. /v1)")
+        return f"{self._where()} refused the request ({status}): {message}"
+
+    def _offered(self) -> str:
+        """``" (the server offers: a, b)"`` where the server lists its models."""
+        try:
+            names = [model.id for model in self.sdk.models.list()]
+        except Exception:  # a server without /models: say nothing more
+            return ""
+        return f" (the server offers: {', '.join(names[:10])})" if names else ""
+
+    # -- many requests -------------------------------------------------------------------
+
+    def map(self, kind: str, bodies: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Any]]:
+        """``(index, response)`` as answers arrive, ``concurrency`` at a time.
+
+        The first failure stops new requests and is raised once those in flight end, so
+        every answer that did arrive has been yielded (and cached) first.
+        """
+        if not bodies:
+            return
+        pending: dict[Future[Any], int] = {}
+        queue = iter(range(len(bodies)))
+        failure: BaseException | None = None
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(bodies)),
+                                thread_name_prefix="clue-openai") as pool:
+
+            def submit_next() -> None:
+                index = next(queue, None)
+                if index is not None:
+                    pending[pool.submit(self.call, kind, bodies[index])] = index
+
+            for _ in range(min(self.concurrency, len(bodies))):
+                submit_next()
+            try:
+                while pending:
+                    done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                    for future in done:
+                        index = pending.pop(future)
+                        error = future.exception()
+                        if error is not None:
+                            failure = failure or error
+                            continue
+                        if failure is None:
+                            submit_next()
+                        yield index, future.result()
+            finally:
+                for future in pending:
+                    future.cancel()
+        if failure is not None:
+            raise failure
+
+
+def _cause(exc: Any) -> str:
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        return str(status)
+    return "timeout" if type(exc).__name__ == "APITimeoutError" else "connection"
+
+
+def _describe(exc: Any) -> str:
+    """The server's own message where it gave one, else the exception's."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, Mapping) else None
+        if message:
+            return str(message)
+    status = getattr(exc, "status_code", None)
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    if status is None and type(exc).__name__ == "APITimeoutError":
+        return "no answer within the timeout"
+    if status is None:
+        return f"connection failed ({text})"
+    return str(text)
