@@ -1,12 +1,14 @@
 """SuperCLUE comparisons: read and check a ``comparison.json``, and derive what the views need.
 
-A comparison of open-ended (judged) runs is written by ``clue-core compare`` (to come);
+A comparison of open-ended (judged) runs is written by ``clue-core compare``;
 its schema is documented in ``docs/report.md``. Scores are on a 0-100 scale, win/tie/loss
 are percentages of questions against the reference model, and the maturity index of a
 dimension is a number in 0-1 with a band (high ≥ 0.8, middle ≥ 0.6, low below). The
 capability quadrant places each model by the mean of its scores over the dimensions the
 file assigns to each axis (基础能力 on x, 应用能力 on y by default), so the axes always
-say which dimensions they average.
+say which dimensions they average. Optional parts, checked when present: win/tie/loss from
+pairwise verdicts, the maturity index's definition, agreement with a human ranking and the
+judge's agreement with people.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from clue_core.errors import ClueError
 
 SCHEMA = "clue-core/comparison"
 BANDS = (("high", 0.8), ("middle", 0.6), ("low", 0.0))
+#: The four grades people give a judged answer on the judge-agreement sheet, best first.
+GRADES = ("优秀", "良好", "及格", "不及格")
 #: Win + tie + loss may miss 100 by rounding, not by more.
 PERCENT_SLACK = 0.5
 
@@ -50,6 +54,11 @@ class _Checker:
     def text(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or not value:
             raise self.fail(where, "expected a non-empty string")
+        return value
+
+    def count(self, value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(where, f"expected a count (an integer ≥ 0), got {value!r}")
         return value
 
     def number(self, value: Any, where: str, low: float, high: float) -> float:
@@ -83,7 +92,53 @@ def _outcome(check: _Checker, value: Any, where: str) -> dict[str, float]:
     outcome = {k: check.number(data.get(k), f"{where}.{k}", 0, 100) for k in ("win", "tie", "loss")}
     if abs(sum(outcome.values()) - 100) > PERCENT_SLACK:
         raise check.fail(where, f"win + tie + loss is {sum(outcome.values()):g}, not 100")
+    if "n" in data:  # optional: how many questions the percentages are of
+        outcome["n"] = check.count(data["n"], f"{where}.n")
     return outcome
+
+
+def _versus(check: _Checker, value: Any, where: str, dim_names: list[str]) -> dict[str, Any]:
+    """A win/tie/loss block: overall and per dimension (from grades, or from pairwise verdicts)."""
+    versus = check.obj(value, where)
+    result: dict[str, Any] = {
+        "overall": _outcome(check, versus.get("overall"), f"{where}.overall"),
+        "dimensions": {d: _outcome(check, v, f"{where}.dimensions.{d}")
+                       for d, v in check.obj(versus.get("dimensions", {}), f"{where}.dimensions").items()},
+    }
+    for d in result["dimensions"]:
+        if d not in dim_names:
+            raise check.fail(f"{where}.dimensions.{d}", "not a declared dimension")
+    if "undecided" in versus:  # optional: questions left out (unjudged on either side)
+        result["undecided"] = check.count(versus["undecided"], f"{where}.undecided")
+    if "reference_run" in versus:
+        result["reference_run"] = check.text(versus["reference_run"], f"{where}.reference_run")
+    return result
+
+
+def _human_ranking(check: _Checker, value: Any) -> dict[str, Any]:
+    data = check.obj(value, "human_ranking")
+    result: dict[str, Any] = {"file": check.text(data.get("file"), "human_ranking.file"),
+                              "n": check.count(data.get("n"), "human_ranking.n")}
+    for key in ("pearson", "spearman"):
+        result[key] = check.number(data.get(key), f"human_ranking.{key}", -1, 1)
+        result[f"{key}_p"] = check.number(data.get(f"{key}_p"), f"human_ranking.{key}_p", 0, 1)
+    return result
+
+
+def _judge_agreement(check: _Checker, value: Any) -> dict[str, Any]:
+    data = check.obj(value, "judge_agreement")
+    by_grade = check.obj(data.get("by_grade"), "judge_agreement.by_grade")
+    if list(by_grade) != list(GRADES):
+        raise check.fail("judge_agreement.by_grade", f"expected the grades {', '.join(GRADES)}")
+    result: dict[str, Any] = {
+        "file": check.text(data.get("file"), "judge_agreement.file"),
+        "graded": check.count(data.get("graded"), "judge_agreement.graded"),
+        "by_grade": {g: check.count(by_grade[g], f"judge_agreement.by_grade.{g}") for g in GRADES},
+        "acceptable_share": check.number(data.get("acceptable_share"), "judge_agreement.acceptable_share", 0, 100),
+    }
+    if sum(result["by_grade"].values()) != result["graded"]:
+        raise check.fail("judge_agreement.graded", "is not the sum of by_grade")
+    return result
 
 
 def _axis(check: _Checker, value: Any, where: str, dimensions: list[str], default: str) -> dict[str, Any]:
@@ -126,18 +181,12 @@ def load_comparison(path: Path) -> dict[str, Any]:
                  "categories": _scores(check, raw.get("categories", {}), f"{where}.categories", cat_names)}
         versus = raw.get("vs_reference")
         if versus is not None:
-            versus = check.obj(versus, f"{where}.vs_reference")
-            model["vs_reference"] = {
-                "overall": _outcome(check, versus.get("overall"), f"{where}.vs_reference.overall"),
-                "dimensions": {d: _outcome(check, v, f"{where}.vs_reference.dimensions.{d}")
-                               for d, v in check.obj(versus.get("dimensions", {}),
-                                                     f"{where}.vs_reference.dimensions").items()},
-            }
-            for d in model["vs_reference"]["dimensions"]:
-                if d not in dim_names:
-                    raise check.fail(f"{where}.vs_reference.dimensions.{d}", "not a declared dimension")
+            model["vs_reference"] = _versus(check, versus, f"{where}.vs_reference", dim_names)
         elif model["name"] != reference:
             warnings.append(f"{model['name']}: no win/tie/loss against the reference {reference}")
+        if raw.get("vs_reference_pairwise") is not None:
+            model["vs_reference_pairwise"] = _versus(check, raw["vs_reference_pairwise"],
+                                                     f"{where}.vs_reference_pairwise", dim_names)
         models.append(model)
     if reference not in [m["name"] for m in models]:
         warnings.append(f"the reference model {reference} has no scores in this comparison")
@@ -174,7 +223,14 @@ def load_comparison(path: Path) -> dict[str, Any]:
             warnings.append(f"maturity of {dimension}: index {index:g} is in band {band_of(index)}, "
                             f"the file says {band}")
         maturity.append({"dimension": dimension, "index": index, "band": band})
-    return {"path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
+    extra: dict[str, Any] = {}
+    if data.get("maturity_definition") is not None:
+        extra["maturity_definition"] = check.text(data["maturity_definition"], "maturity_definition")
+    if data.get("human_ranking") is not None:
+        extra["human_ranking"] = _human_ranking(check, data["human_ranking"])
+    if data.get("judge_agreement") is not None:
+        extra["judge_agreement"] = _judge_agreement(check, data["judge_agreement"])
+    return {**extra, "path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
             "benchmark": data.get("benchmark", "SuperCLUE"), "reference": reference, "judge": data.get("judge"),
             "tie_margin": data.get("tie_margin"), "dimensions": dimensions, "categories": categories,
             "models": models, "quadrant": axes, "maturity": maturity, "warnings": warnings}

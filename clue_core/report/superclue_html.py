@@ -18,11 +18,11 @@ def _scores(comparison: Mapping[str, Any], key: str, named: list[Mapping[str, An
     return table(headers, rows)
 
 
-def _outcomes(comparison: Mapping[str, Any]) -> str:
+def _outcomes(comparison: Mapping[str, Any], key: str = "vs_reference", how: str = "") -> str:
     dims = [d["name"] for d in comparison["dimensions"]]
     rows = []
     for model in comparison["models"]:
-        versus = model.get("vs_reference")
+        versus = model.get(key)
         if not versus:
             continue
         cells = [escape(model["name"])]
@@ -32,8 +32,27 @@ def _outcomes(comparison: Mapping[str, Any]) -> str:
         rows.append(cells)
     if not rows:
         return ""
-    return ("<h4>Win / tie / loss (%) against " + escape(comparison["reference"]) + "</h4>"
+    return ("<h4>Win / tie / loss (%) against " + escape(comparison["reference"]) + escape(how) + "</h4>"
             + table(["model", "overall", *map(escape, dims)], rows))
+
+
+def _human_ranking(comparison: Mapping[str, Any]) -> str:
+    human = comparison.get("human_ranking")
+    if not human:
+        return ""
+    return ("<h4>Agreement with a human ranking</h4><p>" + escape(human["file"]) + f" ({human['n']} models, "
+            f"totals against human scores): Pearson r = {human['pearson']:.3f} (p = {human['pearson_p']:.3g}), "
+            f"Spearman ρ = {human['spearman']:.3f} (p = {human['spearman_p']:.3g}).</p>")
+
+
+def _judge_agreement(comparison: Mapping[str, Any]) -> str:
+    agreement = comparison.get("judge_agreement")
+    if not agreement:
+        return ""
+    grades = agreement["by_grade"]
+    return ("<h4>Judge agreement with people</h4><p>" + escape(agreement["file"]) + f": {agreement['graded']} "
+            f"judgments graded by people, {agreement['acceptable_share']:.1f}% graded 及格 or better.</p>"
+            + table(list(grades), [[f'<td class="num">{count}</td>' for count in grades.values()]]))
 
 
 def _quadrant(comparison: Mapping[str, Any]) -> str:
@@ -61,7 +80,8 @@ def _maturity(comparison: Mapping[str, Any]) -> str:
     if not comparison["maturity"]:
         return ""
     rows = [[escape(m["dimension"]), num(m["index"]), escape(m["band"])] for m in comparison["maturity"]]
-    return ("<h4>Maturity index</h4><p class='muted'>Bands: high 0.8–1.0, middle 0.6–0.8, low below 0.6.</p>"
+    definition = comparison.get("maturity_definition") or "Bands: high 0.8–1.0, middle 0.6–0.8, low below 0.6."
+    return ("<h4>Maturity index</h4><p class='muted'>" + escape(definition) + "</p>"
             + table(["dimension", "index", "band"], rows))
 
 
@@ -83,8 +103,11 @@ def superclue_section(report: Mapping[str, Any], charts: Mapping[str, Chart]) ->
             if chart.section == section and not chart.id.endswith("-quadrant"):
                 parts.append(figure(chart))
         parts.append(_outcomes(comparison))
+        parts.append(_outcomes(comparison, "vs_reference_pairwise", " (pairwise verdicts)"))
         parts.append(_quadrant(comparison))
         if f"chart-{section}-quadrant" in charts:
             parts.append(figure(charts[f"chart-{section}-quadrant"]))
         parts.append(_maturity(comparison))
+        parts.append(_human_ranking(comparison))
+        parts.append(_judge_agreement(comparison))
     return "".join(parts) + "</section>"

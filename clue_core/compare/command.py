@@ -1,0 +1,154 @@
+"""What ``clue-core compare`` runs: read the runs, build the comparison, write it, and the screen table.
+
+Everything is read and checked before anything is written, so a bad sheet or human
+ranking leaves no half-done output; comparison.json (and an exported sheet) are written
+atomically and never replace an existing file without ``force``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clue_core.atomic import write_json
+from clue_core.compare import sheet
+from clue_core.compare.build import build_comparison
+from clue_core.compare.human import human_ranking
+from clue_core.compare.runs import Run, read_run, task_folder
+from clue_core.errors import ClueError
+from clue_core.report.collect import COMPARISON
+from clue_core.report.superclue import load_comparison
+from clue_core.table import format_table
+
+DEFAULT_SHEET_SIZE = 100
+
+
+@dataclass
+class CompareOptions:
+    runs: list[Path]
+    reference: Path
+    output_dir: Path
+    task: str = "superclue"
+    tie_margin: float = 0.5
+    human: Path | None = None
+    export_sheet: Path | None = None
+    sheet_size: int = DEFAULT_SHEET_SIZE
+    seed: int = 0
+    import_sheet: Path | None = None
+    force: bool = False
+
+
+@dataclass
+class CompareResult:
+    document: dict[str, Any]
+    text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _runs(options: CompareOptions) -> tuple[list[Run], Run]:
+    """The runs in order (the reference first unless given among them), each read once."""
+    paths = [options.reference, *options.runs]
+    read: dict[Path, Run] = {}
+    for path in paths:
+        key = task_folder(path, options.task).resolve()
+        if key not in read:
+            read[key] = read_run(path, options.task)
+    runs = list(read.values())
+    reference = read[task_folder(options.reference, options.task).resolve()]
+    by_name: dict[str, Run] = {}
+    for run in runs:
+        if run.model in by_name:
+            raise ClueError(f"{run.path} and {by_name[run.model].path} are both runs of {run.model}; "
+                            "a comparison names each model once")
+        by_name[run.model] = run
+    if len(runs) < 2:
+        raise ClueError("nothing to compare: give at least one run besides the reference")
+    return runs, reference
+
+
+def _check_outputs(options: CompareOptions) -> Path:
+    target = options.output_dir / COMPARISON
+    if options.output_dir.exists() and not options.output_dir.is_dir():
+        raise ClueError(f"{options.output_dir} is a file, not a folder")
+    if target.exists() and not options.force:
+        raise ClueError(f"{target} exists; pass --force to replace it")
+    if options.export_sheet is not None:
+        if options.import_sheet is not None and options.export_sheet.resolve() == options.import_sheet.resolve():
+            raise ClueError(f"{options.export_sheet}: the same file for --export-sheet and --import-sheet")
+        if options.export_sheet.exists() and not options.force:
+            raise ClueError(f"{options.export_sheet} exists (a filled-in sheet?); pass --force to replace it")
+    return target
+
+
+def _outcome_cell(outcome: dict[str, Any] | None) -> str:
+    return "-" if not outcome else f"{outcome['win']:.1f}/{outcome['tie']:.1f}/{outcome['loss']:.1f}"
+
+
+def screen_table(document: dict[str, Any]) -> str:
+    """Models × total, categories, judged questions and win/tie/loss against the reference."""
+    categories = [c["name"] for c in document["categories"]]
+    pairwise = any("vs_reference_pairwise" in m for m in document["models"])
+    header = ["model", "total", *categories, "judged", "win/tie/loss %",
+              *(["pairwise w/t/l %"] if pairwise else [])]
+    rows = [header]
+    for model in document["models"]:
+        reference = model["name"] == document["reference"]
+        rows.append([model["name"], f"{model['total']:.2f}",
+                     *(f"{model['categories'][c]:.2f}" if c in model["categories"] else "-" for c in categories),
+                     f"{model['judged']}/{model['questions']}",
+                     "(reference)" if reference else _outcome_cell((model.get("vs_reference") or {}).get("overall")),
+                     *([_outcome_cell((model.get("vs_reference_pairwise") or {}).get("overall"))] if pairwise else [])])
+    return format_table(rows)
+
+
+def _lines(document: dict[str, Any]) -> list[str]:
+    lines = [screen_table(document), f"win/tie/loss against {document['reference']}: points differing by more "
+                                     f"than {document['tie_margin']:g} on the 0-10 scale"]
+    if document["maturity"]:
+        lines.append("maturity: " + ", ".join(f"{m['dimension']} {m['index']:.2f} ({m['band']})"
+                                               for m in document["maturity"]))
+    human = document.get("human_ranking")
+    if human:
+        lines.append(f"human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
+                     f"(p {human['pearson_p']:.3g}), Spearman {human['spearman']:.3f} (p {human['spearman_p']:.3g})")
+    agreement = document.get("judge_agreement")
+    if agreement:
+        lines.append(f"judge agreement: {agreement['acceptable_share']:.1f}% of {agreement['graded']} judgments "
+                     f"graded 及格 or better by people")
+    return lines
+
+
+def compare_command(options: CompareOptions) -> CompareResult:
+    """Build and write the comparison; return it with the text to show and the warnings."""
+    target = _check_outputs(options)
+    runs, reference = _runs(options)
+    warnings: list[str] = []
+    document = build_comparison(runs, reference, options.tie_margin, warnings)
+    if options.human is not None:
+        totals = {m["name"]: m["total"] for m in document["models"]}
+        document["human_ranking"], found = human_ranking(options.human, totals)
+        warnings += found
+    if options.import_sheet is not None:
+        document["judge_agreement"], found = sheet.read_sheet(options.import_sheet, runs)
+        warnings += found
+    chosen = None
+    if options.export_sheet is not None:
+        dimensions = [d["name"] for d in document["dimensions"]]
+        chosen = sheet.sample(runs, dimensions, options.sheet_size, options.seed)
+        if not chosen:
+            raise ClueError("no judge-method judgment with a parsed grade to put on the sheet")
+    try:
+        if chosen is not None:
+            sheet.write_sheet(options.export_sheet, chosen)  # type: ignore[arg-type]
+        write_json(target, document)
+    except OSError as exc:
+        raise ClueError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
+    warnings += [w for w in load_comparison(target)["warnings"] if w not in warnings]
+    lines = _lines(document)
+    if chosen is not None:
+        short = f" (all there are; --sheet-size was {options.sheet_size})" if len(chosen) < options.sheet_size else ""
+        lines.append(f"wrote {options.export_sheet}: {len(chosen)} judgments to grade{short}, "
+                     f"column {sheet.HUMAN} with {', '.join(sheet.GRADES)}")
+    lines.append(f"wrote {target}")
+    return CompareResult(document, "\n".join(lines), warnings)

@@ -1,0 +1,138 @@
+"""Agreement of the models' totals with a human ranking (an Elo board, votes): Pearson and Spearman.
+
+The file maps model name → human score, as JSON (``{"model": 1210.5, …}``) or as CSV with
+the header ``model,score``. The coefficients are computed here (Spearman on average ranks,
+so ties are handled); their two-sided p-values come from scipy (the ``compare`` extra),
+imported only when ``--human`` is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError
+
+MIN_MODELS = 3
+CSV_HEADER = ["model", "score"]
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ClueError(f"{where}: expected a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ClueError(f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ClueError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ClueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+
+def _from_csv(path: Path, text: str) -> dict[str, float]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    scores: dict[str, float] = {}
+    header = None
+    while True:
+        start = reader.line_num + 1
+        row = next(reader, None)
+        if row is None:
+            break
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            header = [cell.strip() for cell in row]
+            if header != CSV_HEADER:
+                raise ClueError(f"{path}:{start}: expected the header 'model,score', got {','.join(row)!r}")
+            continue
+        if len(row) != 2:
+            raise ClueError(f"{path}:{start}: expected 2 columns (model, score), got {len(row)}")
+        name = row[0].strip()
+        if not name:
+            raise ClueError(f"{path}:{start}: column 1 (model): empty")
+        if name in scores:
+            raise ClueError(f"{path}:{start}: column 1 (model): {name!r} is listed twice")
+        scores[name] = _number(row[1], f"{path}:{start}: column 2 (score)")
+    if header is None:
+        raise ClueError(f"{path}: empty (expected the header 'model,score' and one row per model)")
+    return scores
+
+
+def read_human(path: Path) -> dict[str, float]:
+    """Model name → human score, read strictly (JSON object, or CSV ``model,score``)."""
+    text = _text(path)
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ClueError(f"{path}: invalid JSON ({exc})") from None
+        if not isinstance(data, dict) or not data:
+            raise ClueError(f"{path}: expected a JSON object mapping model name to human score")
+        return {name: _number(value, f"{path}: field {name!r}") for name, value in data.items()}
+    if path.suffix.lower() != ".csv":
+        raise ClueError(f"{path}: expected a .json or .csv file")
+    return _from_csv(path, text)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            result[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx, syy = sum((a - mx) ** 2 for a in x), sum((b - my) ** 2 for b in y)
+    return sxy / math.sqrt(sxx * syy)
+
+
+def _p_values(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    try:
+        from scipy import stats
+    except ImportError:
+        raise ClueError("--human needs scipy for the p-values: pip install 'clue-core[compare]'") from None
+    return float(stats.pearsonr(x, y).pvalue), float(stats.spearmanr(x, y).pvalue)
+
+
+def human_ranking(path: Path, totals: Mapping[str, float]) -> tuple[dict[str, Any], list[str]]:
+    """``human_ranking`` for comparison.json, and warnings for models not in both."""
+    human = read_human(path)
+    common = [name for name in totals if name in human]
+    warnings = [f"{path}: {name} has a human score but is not among the compared models"
+                for name in human if name not in totals]
+    warnings += [f"{path}: no human score for {name}; left out of the correlation"
+                 for name in totals if name not in human]
+    if len(common) < MIN_MODELS:
+        raise ClueError(f"{path}: {len(common)} model(s) both compared and in the human ranking; "
+                        f"a correlation needs at least {MIN_MODELS}")
+    x, y = [totals[n] for n in common], [human[n] for n in common]
+    for values, what in ((x, "the compared models' totals"), (y, "the human scores")):
+        if len(set(values)) == 1:
+            raise ClueError(f"{path}: {what} are all equal over the {len(common)} models; no correlation")
+    pearson_p, spearman_p = _p_values(x, y)
+    return {"file": str(path), "n": len(common), "models": {n: human[n] for n in common},
+            "pearson": round(pearson(x, y), 4), "pearson_p": float(f"{pearson_p:.4g}"),
+            "spearman": round(pearson(ranks(x), ranks(y)), 4), "spearman_p": float(f"{spearman_p:.4g}")}, warnings

@@ -1,0 +1,147 @@
+"""The judge-agreement sheet: a seeded sample of judgments for people to grade, and reading it back.
+
+The sheet is CSV in UTF-8 with a byte-order mark (so Excel shows the Chinese text), one row
+per judge-method question whose judgment parsed, balanced over the dimensions: each
+dimension's judgments are shuffled with the seed and the rows are taken from the
+dimensions in turn. A person fills the last column, ``人工评级``, with one of the report's
+four grades; reading it back counts the grades and the share graded 及格 or better.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.atomic import atomic_open
+from clue_core.compare.runs import Question, Run
+from clue_core.errors import ClueError
+from clue_core.report.superclue import GRADES
+
+ACCEPTABLE = GRADES[:3]
+HUMAN = "人工评级"
+COLUMNS = ("run", "model", "id", "dimension", "question", "answer", "judge_grade", "judge_reasons", HUMAN)
+REQUIRED = ("model", "id", HUMAN)
+
+
+def sample(runs: Sequence[Run], dimensions: Sequence[str], size: int, seed: int) -> list[tuple[Run, Question]]:
+    """Up to ``size`` parsed judge-method judgments, balanced over ``dimensions``, chosen with ``seed``."""
+    rng = random.Random(seed)
+    pools = []
+    for dimension in dimensions:
+        pool = [(run, q) for run in runs for q in run.questions.values()
+                if q.dimension == dimension and q.method == "judge" and q.points is not None]
+        rng.shuffle(pool)
+        pools.append(pool)
+    chosen: list[tuple[Run, Question]] = []
+    depth = 0
+    while len(chosen) < size and any(depth < len(pool) for pool in pools):
+        for pool in pools:
+            if depth < len(pool) and len(chosen) < size:
+                chosen.append(pool[depth])
+        depth += 1
+    return chosen
+
+
+def write_sheet(path: Path, rows: Sequence[tuple[Run, Question]]) -> None:
+    """The sheet, written atomically (a half-written sheet is never left behind)."""
+    with atomic_open(path, encoding="utf-8-sig") as handle:
+        writer = csv.writer(handle, lineterminator="\r\n")
+        writer.writerow(COLUMNS)
+        for run, q in rows:
+            grade = "" if q.grade is None else str(q.grade)
+            writer.writerow([str(run.path), run.model, q.id, q.dimension, q.question, q.answer, grade,
+                             q.reasons, ""])
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ClueError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ClueError(f"{path}:{line}: not UTF-8 text (save the sheet as 'CSV UTF-8')") from None
+
+
+def _row(path: Path, line: int, row: list[str], column: dict[str, int],
+         by_model: dict[str, Run]) -> tuple[str, str, str, Question]:
+    """One data row checked: its model, id, human grade (maybe empty) and the question it grades."""
+
+    def fail(name: str, message: str) -> ClueError:
+        return ClueError(f"{path}:{line}: column {column[name] + 1} ({name}): {message}")
+
+    model, qid, grade = (row[column[name]].strip() for name in ("model", "id", HUMAN))
+    if model not in by_model:
+        raise fail("model", f"{model!r} is not one of the compared models ({', '.join(by_model)})")
+    question = by_model[model].questions.get(qid)
+    if question is None:
+        raise fail("id", f"no question {qid!r} in the run of {model}")
+    if question.method != "judge" or question.points is None:
+        raise fail("id", f"question {qid!r} of {model} has no parsed judge grade to agree with")
+    if grade and grade not in GRADES:
+        raise fail(HUMAN, f"{grade!r} is not one of {', '.join(GRADES)}")
+    return model, qid, grade, question
+
+
+def read_sheet(path: Path, runs: Sequence[Run]) -> tuple[dict[str, Any], list[str]]:
+    """``judge_agreement`` for comparison.json from a filled sheet, and warnings; strict about everything else."""
+    by_model = {run.model: run for run in runs}
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    header: list[str] | None = None
+    counts = dict.fromkeys(GRADES, 0)
+    seen: dict[tuple[str, str], int] = {}
+    warnings: list[str] = []
+    ungraded = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise ClueError(f"{path}:{reader.line_num}: not a CSV row ({exc})") from None
+        if row is None:
+            break
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            header = [cell.strip() for cell in row]
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise ClueError(f"{path}:{start}: the header has no column {missing[0]!r} "
+                                f"(expected the columns {', '.join(COLUMNS)})")
+            twice = next((c for c in header if c and header.count(c) > 1), None)
+            if twice:
+                raise ClueError(f"{path}:{start}: the header names column {twice!r} twice")
+            column = {name: header.index(name) for name in header}
+            continue
+        if len(row) != len(header):
+            raise ClueError(f"{path}:{start}: {len(row)} columns, the header has {len(header)}")
+
+        model, qid, grade, question = _row(path, start, row, column, by_model)
+        if (model, qid) in seen:
+            raise ClueError(f"{path}:{start}: column {column['id'] + 1} (id): {model} {qid} is already on line "
+                            f"{seen[model, qid]}")
+        seen[model, qid] = start
+        sheet_grade = row[column["judge_grade"]].strip() if "judge_grade" in column else ""
+        if sheet_grade and sheet_grade != str(question.grade):
+            warnings.append(f"{path}:{start}: the sheet's judge grade {sheet_grade} is not the run's "
+                            f"{question.grade} (was the run judged again after the sheet was exported?)")
+        if not grade:
+            ungraded += 1
+            continue
+        counts[grade] += 1
+    graded = sum(counts.values())
+    if header is None:
+        raise ClueError(f"{path}: empty (expected the header {','.join(COLUMNS)})")
+    if not graded:
+        raise ClueError(f"{path}: no row has a {HUMAN} ({', '.join(GRADES)})")
+    if ungraded:
+        warnings.append(f"{path}: {ungraded} row(s) without a {HUMAN}, left out")
+    share = 100 * sum(counts[g] for g in ACCEPTABLE) / graded
+    return {"file": str(path), "graded": graded, "ungraded": ungraded, "by_grade": counts,
+            "acceptable_share": round(share, 2)}, warnings
