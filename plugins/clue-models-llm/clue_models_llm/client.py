@@ -132,8 +132,9 @@ def retry_after(headers: Any) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
             return None
         return max(0.0, parsed.timestamp() - time.time())
 
@@ -228,18 +229,21 @@ class ServerClient:
         if status in (401, 403):
             held = f"${self.key_env}" if self._key else f"no key (${self.key_env} is not set)"
             return f"{self._where()} refused the request ({status}) with {held}: {message}"
+        offered = self._offered() if status in (400, 404, 422) else None
+        if offered is not None and self.model not in offered:
+            listed = ", ".join(offered[:10]) or "nothing"
+            return f"{self.base_url} does not serve model {self.model!r} (it offers: {listed}): {message}"
         if status == 404:
-            return (f"{self._where()}: not found (404): {message}; check the model name"
-                    f"{self._offered()} and that base_url ends with the API root (e.g. /v1)")
+            return (f"{self._where()}: not found (404): {message}; check that base_url ends with the API root "
+                    f"(e.g. /v1)")
         return f"{self._where()} refused the request ({status}): {message}"
 
-    def _offered(self) -> str:
-        """``" (the server offers: a, b)"`` where the server lists its models."""
+    def _offered(self) -> list[str] | None:
+        """The model names the server lists (``None`` where it lists none: say nothing of them)."""
         try:
-            names = [model.id for model in self.sdk.models.list()]
-        except Exception:  # a server without /models: say nothing more
-            return ""
-        return f" (the server offers: {', '.join(names[:10])})" if names else ""
+            return [str(model.id) for model in self.sdk.models.list()]
+        except Exception:  # a server without /models, or one that refuses it
+            return None
 
     # -- many requests -------------------------------------------------------------------
 
@@ -295,7 +299,8 @@ def _describe(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, Mapping):
         inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, Mapping) else None
+        message = inner.get("message") if isinstance(inner, Mapping) else inner
+        message = message or body.get("detail")  # FastAPI servers (transformers serve) say "detail"
         if message:
             return str(message)
     status = getattr(exc, "status_code", None)
