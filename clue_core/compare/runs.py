@@ -41,6 +41,11 @@ class Question:
     answer: str = ""
 
     @property
+    def judge_graded(self) -> bool:
+        """Graded by the judge with a parsed grade (what a person can agree with or not)."""
+        return self.method == "judge" and self.points is not None and self.grade is not None
+
+    @property
     def score(self) -> float | None:
         """The question's score on 0-100."""
         return None if self.points is None else self.points * 10

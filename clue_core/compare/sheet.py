@@ -33,7 +33,7 @@ def sample(runs: Sequence[Run], dimensions: Sequence[str], size: int, seed: int)
     pools = []
     for dimension in dimensions:
         pool = [(run, q) for run in runs for q in run.questions.values()
-                if q.dimension == dimension and q.method == "judge" and q.points is not None]
+                if q.dimension == dimension and q.judge_graded]
         rng.shuffle(pool)
         pools.append(pool)
     chosen: list[tuple[Run, Question]] = []
@@ -82,7 +82,7 @@ def _row(path: Path, line: int, row: list[str], column: dict[str, int],
     question = by_model[model].questions.get(qid)
     if question is None:
         raise fail("id", f"no question {qid!r} in the run of {model}")
-    if question.method != "judge" or question.points is None:
+    if not question.judge_graded:
         raise fail("id", f"question {qid!r} of {model} has no parsed judge grade to agree with")
     if grade and grade not in GRADES:
         raise fail(HUMAN, f"{grade!r} is not one of {', '.join(GRADES)}")

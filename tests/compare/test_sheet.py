@@ -20,9 +20,11 @@ def _questions(offset: float):
     for dimension, count in DIMENSIONS.items():
         questions += [{"qid": f"{dimension}-{i}", "dimension": dimension, "points": min(10.0, 4 + i + offset),
                        "question": f"第{i}题\n第二行，有逗号"} for i in range(count)]
-    # neither a constraints question nor an unparsed judgment goes on the sheet
+    # neither a constraints question, an unparsed judgment nor an unanswered question (0 points, no grade)
+    # goes on the sheet
     questions += [{"qid": "hard-1", "dimension": "精确指令遵循", "points": 10, "method": "constraints"},
-                  {"qid": "bad-1", "dimension": "计算", "points": None}]
+                  {"qid": "bad-1", "dimension": "计算", "points": None},
+                  {"qid": "missing-1", "dimension": "计算", "points": 0.0, "grade": None}]
     return questions
 
 
@@ -56,7 +58,7 @@ def test_export_is_seeded_and_balanced(compare, pair, tmp_path) -> None:
     body = [dict(zip(rows[0], row)) for row in rows[1:]]
     # 3 dimensions with judged questions: 3 rows each, none from constraints or unparsed judgments
     assert Counter(r["dimension"] for r in body) == {"计算": 3, "知识百科": 3, "角色扮演": 3}
-    assert all(r[HUMAN] == "" and r["id"] not in ("hard-1", "bad-1") for r in body)
+    assert all(r[HUMAN] == "" and r["id"] not in ("hard-1", "bad-1", "missing-1") for r in body)
     first = next(r for r in body if r["model"] == "a-model")
     assert first["question"].startswith(f"第{first['id'].split('-')[1]}题\n第二行，有逗号")
     assert first["answer"] == f"{first['id']} 的回答" and first["judge_reasons"].startswith("理由")
