@@ -23,6 +23,17 @@ throughput ratio next to its goal (C3-like >= 3.5x, AFQMC-like >= 1.5x).
 
 lm-eval is installed for this benchmark only (``pip install lm-eval==0.4.13``); without it
 the comparison prints n/a and only clue-models-llm's own time is measured.
+
+``--server`` measures ``openai:<model>`` instead: a local OpenAI-compatible server in its own
+process (``tests/support/openai_server.py``, scripted answers, ``--slots`` requests computed
+at once, each taking ``--latency`` seconds: a server at capacity) answers AFQMC-like examples
+generated at each concurrency setting. Printed per setting: requests, seconds, throughput and
+its ratio against the named baseline (concurrency 1) in the same run, and the most requests in
+flight measured at the server (goal: equal to the setting); throughput should grow with the
+setting until the server's slots are the limit. Then the largest setting runs again on its
+cache, as a resumed run would: the server must see 0 requests.
+
+    python benchmarks/llm_scoring.py --server --examples 200
 """
 
 from __future__ import annotations
@@ -120,6 +131,86 @@ def timed(run: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, value
 
 
+def start_server(slots: int, latency: float) -> tuple[Any, str]:
+    """The scripted test server in its own process, and its API root."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.openai_server", "--scripted-echo",
+                                "--slots", str(slots), "--latency", str(latency)], cwd=root,
+                               stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if not line.startswith("READY "):
+        process.kill()
+        raise SystemExit(f"the test server did not start: {line!r}")
+    return process, line.split()[1]
+
+
+def server_stats(url: str, reset: bool = False) -> dict[str, Any]:
+    import json
+    import urllib.request
+
+    root = url.rsplit("/v1", 1)[0]
+    request = urllib.request.Request(f"{root}/stats/reset" if reset else f"{root}/stats", method="POST" if reset
+                                     else "GET", data=b"" if reset else None)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read() or b"{}")
+
+
+def served_run(url: str, items: Sequence[Any], concurrency: int, cache: Any) -> float:
+    """Seconds to answer ``items`` through ``openai:tiny`` with ``concurrency`` requests in flight."""
+    from clue_core.kernel import Kernel
+    from clue_core.plugin import RunContext
+    from clue_models_llm.factory import create_server
+
+    task = Kernel().task("afqmc")
+    learner = create_server("tiny", task, {"base_url": url, "concurrency": concurrency, "mode": "generate",
+                                           "max_new_tokens": 8})
+    learner.fit([], [], RunContext(task=task, cache_dir=cache, echo=lambda text: None))
+    seconds, _ = timed(lambda: learner.predict(items))
+    return seconds
+
+
+def server_benchmark(args: argparse.Namespace) -> None:
+    import tempfile
+    from pathlib import Path
+
+    items = examples("afqmc-like", args.examples, args.seed)
+    process, url = start_server(args.slots, args.latency)
+    settings = [1, 2, 4, 8, 16, 32]
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            baseline = None
+            for concurrency in settings:
+                cache = Path(folder) / f"c{concurrency}"
+                server_stats(url, reset=True)
+                seconds = served_run(url, items, concurrency, cache)
+                stats = server_stats(url)
+                throughput = len(items) / seconds
+                baseline = baseline or throughput
+                rows.append((concurrency, stats["requests"], f"{seconds:.2f}", f"{throughput:.1f}",
+                             f"{throughput / baseline:.2f}x", stats["max_in_flight"],
+                             "met" if stats["max_in_flight"] == min(concurrency, len(items)) else "NOT met"))
+            server_stats(url, reset=True)
+            served_run(url, items, settings[-1], Path(folder) / f"c{settings[-1]}")
+            resent = server_stats(url)["requests"]
+    finally:
+        process.terminate()
+        process.wait(30)
+    print(f"server: scripted answers, {args.slots} slots, {args.latency:g} s per answer "
+          f"(capacity {args.slots / args.latency:.0f} answers/s); {len(items)} AFQMC-like examples")
+    header = ("concurrency", "requests", "seconds", "answers/s", "vs concurrency 1", "max in flight (server)",
+              "in flight = setting")
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
+    print(f"resumed run at concurrency {settings[-1]} on its cache: {resent} requests sent (goal: 0) "
+          f"{'met' if resent == 0 else 'NOT met'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=200, help="C3-like examples (AFQMC-like: twice as many)")
@@ -131,7 +222,13 @@ def main() -> None:
     parser.add_argument("--vocabulary", type=int, default=len(CJK),
                         help="CJK characters in the vocabulary (the texts use the first 3,500)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--server", action="store_true", help="measure openai:<model> against a local server")
+    parser.add_argument("--slots", type=int, default=8, help="--server: requests the server computes at once")
+    parser.add_argument("--latency", type=float, default=0.1, help="--server: seconds per answer")
     args = parser.parse_args()
+    if args.server:
+        server_benchmark(args)
+        return
 
     import torch
 

@@ -46,6 +46,9 @@ class ResultCache:
             connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
             self._retry(lambda: connection.execute("PRAGMA journal_mode = WAL"))
+            # commits survive a killed process without an fsync each (WAL); only a power cut or an
+            # OS crash may lose the last ones, which are then simply asked again
+            connection.execute("PRAGMA synchronous = NORMAL")
             self._retry(lambda: connection.execute(
                 "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"))
             self._retry(lambda: connection.execute(
