@@ -322,3 +322,34 @@ def test_greedy_text_through_transformers_serve_equals_llm(granite, tmp_path):
         for ours, theirs in pairs:
             assert cut_at_stop(ours["raw"]["generation"], ["\n"]) == cut_at_stop(theirs["raw"]["generation"], ["\n"])
             assert ours["prediction"] == theirs["prediction"]
+
+
+def test_an_answer_that_is_not_an_openai_response_is_one_line(tmp_path):
+    """A proxy's login page, or base_url pointing at a web site: a 200 that is not JSON."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = "<html>请先登录</html>".encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run("afqmc", "--model", "openai:tiny", "--set", f"base_url=http://127.0.0.1:{server.server_port}/v1",
+                     "--set", "mode=generate", "--sample", "-o", str(tmp_path / "o"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 2
+    assert "the answer is not an OpenAI response (it begins '<html>请先登录</html>')" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()

@@ -162,6 +162,8 @@ class ServerClient:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._client: Any = None
+        #: Set when the run stops (an error elsewhere, Ctrl-C): no new attempt, no more waiting.
+        self._stopping = threading.Event()
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -214,6 +216,8 @@ class ServerClient:
         endpoint = self.sdk.completions if kind == "completions" else self.sdk.chat.completions
         attempt = 0
         while True:
+            if self._stopping.is_set():
+                raise ClueError(f"{self._where()}: stopped")
             self._pacer.wait()
             with self._lock:
                 self._in_flight += 1
@@ -232,14 +236,20 @@ class ServerClient:
                     wait_for = BACKOFF * 2 ** attempt * (0.5 + random.random() / 2)
                 with self._lock:
                     self.traffic.retries[cause] = self.traffic.retries.get(cause, 0) + 1
-                time.sleep(min(wait_for, MAX_WAIT))
+                self._stopping.wait(min(wait_for, MAX_WAIT))
                 attempt += 1
                 continue
+            except openai.APIResponseValidationError as exc:
+                raise ClueError(f"{self._where()}: the answer is not an OpenAI response: "
+                                f"{self.clean(_describe(exc))}") from None
             except openai.APIStatusError as exc:
                 raise RequestRefused(self._refusal(exc), getattr(exc, "status_code", None)) from None
             finally:
                 with self._lock:
                     self._in_flight -= 1
+            if not hasattr(response, "choices"):  # a 200 that is not JSON (a proxy's page): the SDK returns text
+                raise ClueError(f"{self._where()}: the answer is not an OpenAI response (it begins "
+                                f"{self.clean(str(response))[:80]!r}); check base_url")
             with self._lock:
                 self.traffic.answered += 1
             return response
@@ -289,6 +299,7 @@ class ServerClient:
 
             for _ in range(min(self.concurrency, len(bodies))):
                 submit_next()
+            stopped = True
             try:
                 while pending:
                     done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
@@ -297,11 +308,15 @@ class ServerClient:
                         error = future.exception()
                         if error is not None:
                             failure = failure or error
+                            self._stopping.set()  # the run ends: requests still retrying give up
                             continue
                         if failure is None:
                             submit_next()
                         yield index, future.result()
+                stopped = False
             finally:
+                if stopped:  # an exception here, or the consumer stopped: threads stop retrying and waiting
+                    self._stopping.set()
                 for future in pending:
                     future.cancel()
         if failure is not None:

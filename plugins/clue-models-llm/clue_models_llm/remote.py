@@ -100,6 +100,9 @@ def parse_generation(response: Any, chat: bool) -> dict[str, Any]:
         entry["text"] = choice.text or ""
         return entry
     message = choice.message
+    if message is None:
+        entry["text"] = ""
+        return entry
     extra = getattr(message, "model_extra", None) or {}
     reasoning = extra.get("reasoning_content") or extra.get("reasoning")
     entry["text"] = message.content or ""
