@@ -353,3 +353,11 @@ def test_an_answer_that_is_not_an_openai_response_is_one_line(tmp_path):
     assert result.exit_code == 2
     assert "the answer is not an OpenAI response (it begins '<html>请先登录</html>')" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+
+
+def test_credentials_in_base_url_are_refused_before_anything_runs(tmp_path):
+    result = run("afqmc", "--model", "openai:tiny", "--set", "base_url=http://me:sk-in-url-777@127.0.0.1:9/v1",
+                 "--sample", "-o", str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert "holds credentials" in result.output and "sk-in-url-777" not in result.output
+    assert "running with model" not in result.output

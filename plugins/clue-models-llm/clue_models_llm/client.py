@@ -97,6 +97,21 @@ def usage_of(response: Any) -> dict[str, int]:
             "reasoning_tokens": int(reasoning or 0)}
 
 
+def server_url(base_url: str) -> str:
+    """The API root to talk to: the setting, else ``$OPENAI_BASE_URL``; checked before any request."""
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+    if not url:
+        raise ClueError("model openai:<name> needs a server: --set base_url=http://HOST:PORT/v1 "
+                        "(or set OPENAI_BASE_URL)")
+    if not url.startswith(("http://", "https://")):
+        raise ClueError(f"setting 'base_url' must start with http:// or https:// (got {url!r})")
+    if "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        # user:key@host would be recorded with the run: keys travel only through the environment
+        raise ClueError("setting 'base_url' holds credentials (user:key@host); put the key in an environment "
+                        "variable and name it with --set api_key_env=NAME")
+    return url
+
+
 class _Pacer:
     """Spaces request starts ``60 / rpm`` seconds apart across threads (no limit with rpm 0)."""
 
@@ -144,12 +159,7 @@ class ServerClient:
 
     def __init__(self, *, base_url: str, model: str, api_key_env: str, concurrency: int, rpm: int,
                  timeout: float, retries: int, echo: Callable[[str], None] = print) -> None:
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
-        if not self.base_url:
-            raise ClueError("model openai:<name> needs a server: --set base_url=http://HOST:PORT/v1 "
-                            "(or set OPENAI_BASE_URL)")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ClueError(f"setting 'base_url' must start with http:// or https:// (got {self.base_url!r})")
+        self.base_url = server_url(base_url)
         self.model = model
         self.key_env = api_key_env
         self._key = os.environ.get(api_key_env, "") if api_key_env else ""

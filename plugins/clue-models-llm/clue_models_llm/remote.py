@@ -28,7 +28,7 @@ from typing import Any
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, ClueError, Example, RunContext, Setting, TaskSpec
 from clue_models_llm.cache import ResultCache
-from clue_models_llm.client import RequestRefused, ServerClient, Usage, usage_of
+from clue_models_llm.client import RequestRefused, ServerClient, Usage, server_url, usage_of
 from clue_models_llm.learner import GENERATION_ONLY, LLMLearner
 from clue_models_llm.prompts import Message, Question, Renderer, draw_demos
 from clue_models_llm.settings import Settings
@@ -129,6 +129,7 @@ class ServerLearner(LLMLearner):
     def __init__(self, task: TaskSpec, model: str, values: Mapping[str, Any], declared: Sequence[Setting],
                  name: str) -> None:
         super().__init__(task, None, values, declared, name)
+        server_url(self.values["base_url"])  # a missing or unusable URL stops the run before any task starts
         self.served = model
         self.declared = tuple(declared)
         self.client: ServerClient | None = None
