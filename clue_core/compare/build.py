@@ -110,7 +110,8 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
         "maturity": scores.maturity(per_dimension, dimensions),
         "maturity_definition": scores.MATURITY_DEFINITION,
     }
-    axes = {key: [d for d in members if d in dimensions]
+    scored = {d for model in models for d in model["dimensions"]}  # a dimension nobody was judged on has no place
+    axes = {key: [d for d in members if d in scored]
             for key, members in (("x", names.QUADRANT_X), ("y", names.QUADRANT_Y))}
     if all(axes.values()):
         document["quadrant"] = {

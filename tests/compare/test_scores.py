@@ -129,3 +129,17 @@ def test_maturity_with_an_even_number_of_models_and_a_zero_best() -> None:
     result = scores.maturity(table, ["计算", "安全", "代码"])
     assert result == [{"dimension": "计算", "index": round(70 / 90, 4), "band": "middle"},
                       {"dimension": "安全", "index": 0.0, "band": "low"}]
+
+
+def test_quadrant_axes_hold_only_scored_dimensions(compare, tmp_path) -> None:
+    questions = [("q1", "计算", 5.0), ("q2", "代码", None), ("q3", "安全", 7.0)]
+    ref = write_run(tmp_path / "ref", "ref", questions)
+    a = write_run(tmp_path / "a", "a", questions)
+    assert compare(a, "--reference", ref, "-o", tmp_path / "out").exit_code == 0
+    quadrant = read_comparison(tmp_path / "out")["quadrant"]
+    assert (quadrant["x"]["dimensions"], quadrant["y"]["dimensions"]) == (["计算"], ["安全"])
+    only_x = [("q1", "计算", 5.0), ("q2", "安全", None)]
+    write_run(tmp_path / "ref2", "ref", only_x)
+    write_run(tmp_path / "a2", "a", only_x)
+    assert compare(tmp_path / "a2", "--reference", tmp_path / "ref2", "-o", tmp_path / "out2").exit_code == 0
+    assert "quadrant" not in read_comparison(tmp_path / "out2")
