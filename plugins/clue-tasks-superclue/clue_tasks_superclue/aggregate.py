@@ -1,0 +1,113 @@
+"""The superclue totals, computed from the per-question scoring records alone.
+
+Every number in ``metrics.json`` comes from the ``scoring`` records written beside each
+prediction, so anyone can recompute them from ``predictions/dev.jsonl``:
+
+* a question's score is ``points × 10`` (0–100); questions whose points are null
+  (unjudged) are left out of every mean and counted in ``unjudged``;
+* ``dimension:<name>`` is the mean score of the dimension's judged questions;
+* ``category:<name>`` is the mean of its dimensions' scores (each dimension weighs the same);
+* ``score`` is the mean score of all judged questions;
+* ``ifeval_prompt_strict`` / ``ifeval_prompt_loose``: the share of constraint questions whose
+  every constraint passes; ``ifeval_instruction_strict`` / ``_loose``: the share of single
+  constraints that pass (IFEval's prompt- and instruction-level accuracies), 0–100;
+* ``tool_call_accuracy``: the share of tool-use questions whose expected call was made;
+* ``pairwise_win`` / ``pairwise_tie`` / ``pairwise_loss``: shares of the pairwise-judged
+  questions (0–100); ``pairwise_judged``, ``pairwise_unjudged`` and ``pairwise_missing`` (no
+  reference answer for the id) count questions;
+* counts: ``questions``, ``judged``, ``unjudged``, ``repair_asked`` (judgments, single or
+  pairwise, for which the repair prompt was asked) and ``repaired`` (those that parsed after it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _percent(part: int, whole: int) -> float:
+    return 100.0 * part / whole
+
+
+def question_score(detail: Mapping[str, Any]) -> float | None:
+    points = detail.get("points")
+    return None if points is None else float(points) * 10.0
+
+
+def totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Every total named in the module docstring, from the per-question records."""
+    out: dict[str, float] = {}
+    scored = [(d, question_score(d)) for d in details]
+    judged = [(d, s) for d, s in scored if s is not None]
+    if judged:
+        out["score"] = _mean([s for _, s in judged])
+    by_dimension: dict[str, list[float]] = {}
+    category_of: dict[str, str] = {}
+    for detail, score in judged:
+        by_dimension.setdefault(detail["dimension"], []).append(score)  # type: ignore[arg-type]
+        category_of[detail["dimension"]] = detail["category"]
+    dimension_scores = {name: _mean(scores) for name, scores in by_dimension.items()}
+    for name, value in dimension_scores.items():
+        out[f"dimension:{name}"] = value
+    by_category: dict[str, list[float]] = {}
+    for name, value in dimension_scores.items():
+        by_category.setdefault(category_of[name], []).append(value)
+    for name, values in by_category.items():
+        out[f"category:{name}"] = _mean(values)
+    out["questions"] = float(len(details))
+    out["judged"] = float(len(judged))
+    out["unjudged"] = float(len(details) - len(judged))
+    out.update(_instruction_totals(details))
+    out.update(_tool_totals(details))
+    out.update(_pairwise_totals(details))
+    out.update(_repair_totals(details))
+    return out
+
+
+def _instruction_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    checked = [d["constraints"] for d in details if d.get("method") == "constraints" and d.get("constraints")]
+    if not checked:
+        return {}
+    singles = [c for record in checked for c in record["checks"]]
+    return {
+        "ifeval_prompt_strict": _percent(sum(r["strict"] for r in checked), len(checked)),
+        "ifeval_prompt_loose": _percent(sum(r["loose"] for r in checked), len(checked)),
+        "ifeval_instruction_strict": _percent(sum(c["strict"] for c in singles), len(singles)),
+        "ifeval_instruction_loose": _percent(sum(c["loose"] for c in singles), len(singles)),
+    }
+
+
+def _tool_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    checked = [d["tool_call"] for d in details if d.get("method") == "tool_call" and d.get("tool_call")]
+    if not checked:
+        return {}
+    return {"tool_call_accuracy": _percent(sum(c["correct"] for c in checked), len(checked))}
+
+
+def _pairwise_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    with_pairs = [d for d in details if "pairwise" in d]
+    if not with_pairs:
+        return {}
+    pairs = [d["pairwise"] for d in with_pairs if d["pairwise"].get("orders")]
+    verdicts = [p["verdict"] for p in pairs if p.get("verdict") is not None]
+    out = {"pairwise_judged": float(len(verdicts)), "pairwise_unjudged": float(len(pairs) - len(verdicts)),
+           "pairwise_missing": float(len(with_pairs) - len(pairs))}
+    if verdicts:
+        for name in ("win", "tie", "loss"):
+            out[f"pairwise_{name}"] = _percent(verdicts.count(name), len(verdicts))
+    return out
+
+
+def _repair_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    judgments: list[Mapping[str, Any]] = []
+    for detail in details:
+        if isinstance(detail.get("judge"), Mapping) and "repaired" in detail["judge"]:
+            judgments.append(detail["judge"])
+        for order in (detail.get("pairwise") or {}).get("orders") or ():
+            judgments.append(order)
+    asked = [j for j in judgments if j.get("repaired")]
+    return {"repair_asked": float(len(asked)), "repaired": float(sum(1 for j in asked if j.get("parsed")))}

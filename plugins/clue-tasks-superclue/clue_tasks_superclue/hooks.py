@@ -1,0 +1,111 @@
+"""Hook implementations of clue-tasks-superclue; must stay cheap to import (specs only).
+
+Two tasks read the same question file (docs/superclue.md): ``superclue`` asks every
+question open and scores it by code or by a judge model, ``superclue-close`` asks the
+questions that carry a closed form as multiple choice. Readers and metrics are named as
+``"module:attr"`` strings and imported only when a run needs them.
+"""
+
+from __future__ import annotations
+
+from clue_core.plugin import MULTIPLE_CHOICE, OPEN_QUESTION, MetricSpec, Prompt, Setting, TaskSpec, hookimpl
+
+_PACKAGE = "clue_tasks_superclue"
+SAMPLE = f"{_PACKAGE}:sample"
+DATA_FILES = ("dev.jsonl",)
+
+JUDGE = Setting(
+    "judge", str, "",
+    "the model that grades open answers (any model name, e.g. openai:<name> or llm:<hub id>); its own settings "
+    "go under judge. (judge.base_url=...). Empty: no judge, judge-method questions are counted as unjudged",
+    names_model=True, report=True,
+)
+REFERENCE_RUN = Setting(
+    "reference_run", str, "",
+    "the reference model's run folder (holding superclue/predictions/dev.jsonl): every question it answered is "
+    "also judged pairwise, both orders; needs a judge",
+    report=True,
+)
+
+#: Answers are free text of any length: no newline stop, room for an essay or a program.
+#: The judge writes its reasons and the grade line, so it gets room too.
+RECOMMENDATIONS = {
+    "mode": "generate",
+    "stop": "",
+    "max_new_tokens": 1024,
+    "judge.mode": "generate",
+    "judge.stop": "",
+    "judge.max_new_tokens": 512,
+}
+
+SUPERCLUE = TaskSpec(
+    name="superclue",
+    kind=OPEN_QUESTION,
+    description="SuperCLUE-style open questions by dimension, graded by a judge model or checked by code "
+                "(verifiable instructions, tool calls); optional pairwise judging against a reference run",
+    reader=f"{_PACKAGE}.reader:read",
+    metrics=("superclue",),
+    primary_metric="score",
+    splits=("dev",),
+    data_files=DATA_FILES,
+    sample=SAMPLE,
+    recommendations=RECOMMENDATIONS,
+    # llm-tiny is a random toy: long answers would only cost minutes (and lengthen every judge prompt)
+    model_recommendations={"llm-tiny": {"max_new_tokens": 32}},
+    # no instruction, no template: every turn is asked exactly as the question file writes it
+    prompt=Prompt(instruction="", template="", answer_prefix=""),
+    notes=(
+        "The bundled sample is written by this project (SuperCLUE's own questions are private): 11 dimensions "
+        "in 理科, 文科 and Hard, single- and multi-turn questions, tool use and verifiable instructions. "
+        "Scores are 0-100: a question's points (judge grade 1-10, or 10/0 by code) times 10."
+    ),
+)
+
+CLOSE = TaskSpec(
+    name="superclue-close",
+    kind=MULTIPLE_CHOICE,
+    description="The SuperCLUE questions that carry a closed form, asked as multiple choice; accuracy overall "
+                "and per dimension",
+    reader=f"{_PACKAGE}.reader:read_close",
+    metrics=("superclue_close",),
+    primary_metric="accuracy",
+    splits=("dev",),
+    data_files=DATA_FILES,
+    sample=SAMPLE,
+    prompt=Prompt(
+        instruction="请从选项中选出问题的正确答案。",
+        template="问题：{question}\n选项：\n{choices}",
+        answer_prefix="答案：",
+    ),
+    notes="Example ids are '<dimension>/<question id>', so accuracy per dimension needs nothing but the ids.",
+)
+
+SUPERCLUE_METRIC = MetricSpec(
+    name="superclue",
+    compute=f"{_PACKAGE}.metric:compute",
+    description="per-question points (judge grade 1-10, verifiable constraints or the expected tool call by "
+                "code), aggregated per dimension, per category and in total on 0-100, with judged/unjudged and "
+                "repair counts, IFEval-style strict/loose accuracy and pairwise win/tie/loss",
+    kinds=(OPEN_QUESTION,),
+    produces=("score", "questions", "judged", "unjudged", "repair_asked", "repaired"),
+    settings=(JUDGE, REFERENCE_RUN),
+    uses_model=True,
+)
+
+CLOSE_METRIC = MetricSpec(
+    name="superclue_close",
+    compute=f"{_PACKAGE}.close_metric:compute",
+    description="multiple-choice accuracy overall and per dimension (close:<dimension>)",
+    kinds=(MULTIPLE_CHOICE,),
+    produces=("accuracy",),
+)
+
+
+@hookimpl
+def clue_tasks() -> list[TaskSpec]:
+    return [SUPERCLUE, CLOSE]
+
+
+@hookimpl
+def clue_metrics() -> list[MetricSpec]:
+    return [SUPERCLUE_METRIC, CLOSE_METRIC]

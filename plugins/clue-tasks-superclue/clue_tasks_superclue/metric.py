@@ -1,0 +1,137 @@
+"""The ``superclue`` metric: score every answered question, by code or by the judge.
+
+Each question is scored by one method:
+
+* ``constraints`` (verifiable instructions): points 10 when every constraint passes
+  strictly, else 0; the loose result is recorded beside it;
+* ``tool_call`` (a question with an expected call): points 10 when the call was made, else 0;
+* ``judge``: everything else, graded 1–10 by the judge model with the dimension's rubric
+  prompt; points are the grade, or null when the judgment did not parse even after the
+  repair prompt, or when the run names no judge (``judge`` empty): such questions are
+  *unjudged*, counted in ``unjudged`` and left out of the scores, never scored silently.
+
+With ``reference_run`` every question the reference run answered is also judged pairwise
+(see :mod:`clue_tasks_superclue.pairwise`), which needs a judge. What was found per
+question goes into the prediction records (``scoring``), and the totals are computed from
+those records alone (:mod:`clue_tasks_superclue.aggregate`). The judge's own run report
+(model identity, decoding, cache hits) is written to ``judge.json`` in the run folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.plugin import ClueError, MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
+from clue_tasks_superclue import aggregate, pairwise
+from clue_tasks_superclue.constraints import check_all
+from clue_tasks_superclue.judge import Judge, Judgment, Request, grade_request, pairwise_request
+from clue_tasks_superclue.judge_prompts import grade_prompt, pairwise_prompt, turn_texts
+from clue_tasks_superclue.tool_calls import calls_of, check_call
+
+JUDGE_FILE = "judge.json"
+NO_JUDGE = "no judge: the run names none (--set judge=MODEL)"
+
+
+def method_of(example: OpenQuestionExample) -> str:
+    if example.constraints:
+        return "constraints"
+    if example.expected_call is not None:
+        return "tool_call"
+    return "judge"
+
+
+def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Prediction | None], *,
+            settings: Mapping[str, Any], context: RunContext | None = None) -> MetricResult:
+    judge_name = str(settings.get("judge") or "")
+    reference_run = str(settings.get("reference_run") or "")
+    if reference_run and not judge_name:
+        raise ClueError("setting 'reference_run' needs a judge for pairwise judging: add --set judge=MODEL")
+    references = pairwise.read_reference(reference_run) if reference_run else None
+    details = [_base(example, prediction) for example, prediction in zip(examples, predictions)]
+    requests: list[Request] = []
+    for example, prediction, detail in zip(examples, predictions, details):
+        answers = turn_texts(prediction.raw if prediction else None, prediction.value if prediction else "",
+                             len(example.turns))
+        if detail["method"] == "judge" and prediction is not None and judge_name:
+            requests.append(grade_request(f"grade/{example.id}", grade_prompt(example, answers), example.dimension,
+                                          example.category))
+        if references is not None:
+            reference = references.get(str(example.id))
+            if reference is None or prediction is None:
+                detail["pairwise"] = {"verdict": None, "reference_answer": None, "orders": []}
+                continue
+            theirs = turn_texts(reference.raw, reference.prediction, len(example.turns))
+            detail["pairwise"] = {"verdict": None, "reference_answer": str(reference.prediction or ""), "orders": []}
+            requests.append(pairwise_request(f"pair/{example.id}/model-first",
+                                             pairwise_prompt(example, answers, theirs), example.dimension,
+                                             example.category))
+            requests.append(pairwise_request(f"pair/{example.id}/model-second",
+                                             pairwise_prompt(example, theirs, answers), example.dimension,
+                                             example.category))
+    judgments: dict[str, Judgment] = {}
+    judge: Judge | None = None
+    if requests and context is not None and context.load_model is not None:
+        judge = Judge.load(judge_name, context)
+        judgments = judge.ask(requests)
+    for example, detail in zip(examples, details):
+        _fill_judgments(example, detail, judgments, judge_name)
+    totals = aggregate.totals(details)
+    if judge is not None:
+        info = judge.info()
+        cache = info.get("cache") or {}
+        if "misses" in cache:
+            totals["judge_cached"] = float(cache.get("hits", 0))
+            totals["judge_generated"] = float(cache.get("misses", 0))
+        if context is not None and context.is_main:
+            write_json(Path(context.run_dir) / JUDGE_FILE, info)
+    per_example = {"score": [aggregate.question_score(d) for d in details]}
+    return MetricResult(totals, per_example, details)
+
+
+def _base(example: OpenQuestionExample, prediction: Prediction | None) -> dict[str, Any]:
+    """The record of one question before judging: what code can decide alone."""
+    method = method_of(example)
+    detail: dict[str, Any] = {"dimension": example.dimension, "category": example.category, "method": method,
+                              "points": None}
+    answer = "" if prediction is None or prediction.value is None else str(prediction.value)
+    if prediction is None:
+        detail["missing"] = True
+    if method == "constraints":
+        found = check_all(answer, example.constraints)
+        detail["constraints"] = found
+        detail["points"] = 10.0 if found["strict"] else 0.0
+    elif method == "tool_call":
+        assert example.expected_call is not None
+        found = check_call(example.expected_call, calls_of(prediction.raw if prediction else None, answer))
+        detail["tool_call"] = found
+        detail["points"] = 10.0 if found["correct"] else 0.0
+    elif prediction is None:
+        detail["points"] = 0.0  # no answer at all: nothing to judge, scored as wrong
+    return detail
+
+
+def _fill_judgments(example: OpenQuestionExample, detail: dict[str, Any], judgments: Mapping[str, Judgment],
+                    judge_name: str) -> None:
+    if detail["method"] == "judge" and not detail.get("missing"):
+        judgment = judgments.get(f"grade/{example.id}")
+        if judgment is None:
+            detail["judge"] = {"grade": None, "parsed": False, "repaired": False,
+                               "output": None, "reasons": NO_JUDGE if not judge_name else "not asked"}
+        else:
+            detail["judge"] = judgment.as_dict("grade")
+            detail["points"] = float(judgment.parsed.value) if judgment.parsed else None
+    pair = detail.get("pairwise")
+    if pair is None or pair["reference_answer"] is None:
+        return
+    orders = []
+    for key, model_first in ((f"pair/{example.id}/model-first", True), (f"pair/{example.id}/model-second", False)):
+        judgment = judgments.get(key)
+        if judgment is None:
+            continue
+        letter = judgment.parsed.value if judgment.parsed else None
+        order = judgment.as_dict("letter")
+        orders.append({"model_first": model_first, "winner": pairwise.winner(letter, model_first), **order})
+    pair["orders"] = orders
+    pair["verdict"] = pairwise.verdict(orders)
