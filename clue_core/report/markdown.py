@@ -86,6 +86,22 @@ def _comparison(comparison: Mapping[str, Any]) -> list[str]:
     if comparison["maturity"]:
         lines += ["", md_table(["dimension", "maturity index", "band"],
                                [[m["dimension"], fmt.number(m["index"]), m["band"]] for m in comparison["maturity"]])]
+    pairwise = [m for m in comparison["models"] if m.get("vs_reference_pairwise")]
+    if pairwise:
+        lines += ["", "Pairwise verdicts (each asked twice, the answers' positions swapped):", "",
+                  md_table(["model", "win %", "tie %", "loss %"],
+                           [[m["name"], *(fmt.number(m["vs_reference_pairwise"]["overall"][k], 1)
+                                          for k in ("win", "tie", "loss"))] for m in pairwise])]
+    if comparison.get("maturity_definition"):
+        lines += ["", f"Maturity: {comparison['maturity_definition']}."]
+    human = comparison.get("human_ranking")
+    if human:
+        lines += ["", f"Human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
+                      f"(p {human['pearson_p']:.3g}), Spearman {human['spearman']:.3f} (p {human['spearman_p']:.3g})."]
+    agreement = comparison.get("judge_agreement")
+    if agreement:
+        lines += ["", f"Judge agreement: {agreement['acceptable_share']:.1f}% of {agreement['graded']} judgments "
+                      f"graded 及格 or better."]
     return [*lines, ""]
 
 

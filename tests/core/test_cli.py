@@ -30,7 +30,7 @@ def test_version_and_help(run_cli):
 
     assert run_cli("--version").output.strip().endswith(__version__)
     result = run_cli("--help")
-    for command in ("list", "info", "run", "evaluate", "submit", "download", "report"):
+    for command in ("list", "info", "run", "evaluate", "submit", "download", "report", "compare"):
         assert command in result.output
 
 
