@@ -142,6 +142,9 @@ class ServerLearner(LLMLearner):
         return self.client is not None
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
+        if context.world_size > 1:
+            raise ClueError(f"model {self.name} runs in one process (the server does the work): start it without "
+                            f"torchrun/accelerate launch and raise --set concurrency=N instead")
         self.context = context
         values = self.values
         self.demos = draw_demos(train, self.settings.shots, context.seed, self.task.name)
