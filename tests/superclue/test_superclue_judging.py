@@ -176,6 +176,9 @@ def test_pairwise_both_orders_and_the_verdict_rules(tmp_path) -> None:
     totals = result.totals
     assert (totals["pairwise_judged"], totals["pairwise_unjudged"], totals["pairwise_missing"]) == (5, 1, 1)
     assert (totals["pairwise_win"], totals["pairwise_tie"], totals["pairwise_loss"]) == (40.0, 40.0, 20.0)
+    # identical answers make both orders one prompt: asked once, shared by both orders
+    same = [turns for turns in scripted.ASKED if turns[0] == pairs["t"]["orders"][0]["prompt"]]
+    assert len(same) == 1 and pairs["t"]["orders"][1]["prompt"] == pairs["t"]["orders"][0]["prompt"]
     # grading happened as well, under its own names
     assert totals["dimension:计算"] == pytest.approx((80 + 30 + 60 + 90 + 70 + 70) / 6)
 

@@ -76,30 +76,34 @@ class Judge:
         return cls(context.load_model(name, "judge"), name, context)
 
     def ask(self, requests: Sequence[Request]) -> dict[str, Judgment]:
-        """Every request judged: first round, then one repair round for what did not parse."""
+        """Every request judged: first round, then one repair round for what did not parse.
+
+        Requests with the same prompt (the two orders of a pairwise judgment when both answers
+        are the same text) are asked once and share the judgment.
+        """
         if not requests:
             return {}
-        first = [_example(r.key, (r.prompt,), r) for r in requests]
+        unique = list({(r.prompt, r.repair): r for r in requests}.values())
+        first = [_example(r.key, (r.prompt,), r) for r in unique]
         if not self.fitted:
-            vocabulary = _example("__repair_prompts__", (GRADE_REPAIR, PAIRWISE_REPAIR), requests[0])
+            vocabulary = _example("__repair_prompts__", (GRADE_REPAIR, PAIRWISE_REPAIR), unique[0])
             self.learner.fit([], [*first, vocabulary], self.context)
             self.fitted = True
         outputs = self._last_answers(first)
-        results: dict[str, Judgment] = {}
+        judged: dict[tuple[str, str], Judgment] = {}
         broken = []
-        for request, output in zip(requests, outputs):
+        for request, output in zip(unique, outputs):
             parsed = request.parse(output)
             if parsed is None:
-                broken.append(request)
+                broken.append((request, output))
             else:
-                results[request.key] = Judgment(request.prompt, output, parsed, False)
+                judged[(request.prompt, request.repair)] = Judgment(request.prompt, output, parsed, False)
         if broken:
-            second = [_example(r.key, (r.prompt, r.repair), r) for r in broken]
-            said_first = {r.key: output for r, output in zip(requests, outputs)}
-            for request, output in zip(broken, self._last_answers(second)):
-                results[request.key] = Judgment(request.prompt, output, request.parse(output), True,
-                                                said_first[request.key])
-        return results
+            second = [_example(r.key, (r.prompt, r.repair), r) for r, _ in broken]
+            for (request, said_first), output in zip(broken, self._last_answers(second)):
+                judged[(request.prompt, request.repair)] = Judgment(request.prompt, output, request.parse(output),
+                                                                    True, said_first)
+        return {r.key: judged[(r.prompt, r.repair)] for r in requests}
 
     def _last_answers(self, examples: Sequence[OpenQuestionExample]) -> list[str]:
         return outputs_of(self.learner.predict(examples))
