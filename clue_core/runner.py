@@ -120,12 +120,20 @@ def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any
                               f"{task.name} with {model.name}")
 
 
-def _nested(kernel: Kernel, declared: dict[str, Any], values: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings)."""
+def _nested(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]
+            ) -> dict[str, dict[str, Any]]:
+    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings).
+
+    An inner model answers the task's kind of example (a judge reads open questions), so one
+    that cannot is refused here, before any task runs.
+    """
     nested = {}
     for name, setting in declared.items():
         if setting.names_model and values.get(name):
             inner, _ = kernel.model(str(values[name]))
+            if task.kind not in inner.kinds:
+                raise ClueError(f"{task.name}: setting '{name}' names model {values[name]}, which cannot answer "
+                                f"{task.kind} examples (it answers: {', '.join(inner.kinds)})")
             nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
     return nested
 
@@ -161,7 +169,7 @@ def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSp
         # the values of model-naming settings (judge=...) decide which nested declarations exist
         outer = resolve(own, [Layer(x.source, {k: v for k, v in x.values.items() if "." not in k}, x.user)
                               for x in layers])
-        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, own, outer.values))
+        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, task, own, outer.values))
     return resolved
 
 
@@ -478,6 +486,9 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
 
     def load(name: str, namespace: str) -> Any:
         spec, argument = kernel.model(name)
+        if task.kind not in spec.kinds:
+            raise ClueError(f"{task.name}: setting '{namespace}' names model {name}, which cannot answer "
+                            f"{task.kind} examples (it answers: {', '.join(spec.kinds)})")
         prefix = f"{namespace}."
         values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
         return resolve_ref(spec.factory)(argument, task, values)

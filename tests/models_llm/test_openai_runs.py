@@ -361,3 +361,18 @@ def test_credentials_in_base_url_are_refused_before_anything_runs(tmp_path):
     assert result.exit_code == 2
     assert "holds credentials" in result.output and "sk-in-url-777" not in result.output
     assert "running with model" not in result.output
+
+
+def test_identical_requests_in_one_batch_are_sent_once(kernel, tmp_path):
+    from clue_core.plugin import ClassificationExample, RunContext
+    from clue_models_llm.factory import create_server
+
+    task = kernel.task("afqmc")
+    twins = [ClassificationExample(i, "花呗怎么还款", "花呗如何还钱", "1") for i in range(3)]
+    with OpenAIServer(always("是"), model="tiny") as server:
+        learner = create_server("tiny", task, {"base_url": server.url, "mode": "generate"})
+        learner.fit([], [], RunContext(task=task, cache_dir=tmp_path, echo=lambda text: None))
+        predictions = learner.predict(twins)
+        assert len(server.requests) == 1
+    assert [p.id for p in predictions] == [0, 1, 2]
+    assert len({json.dumps(p.raw, sort_keys=True) for p in predictions}) == 1

@@ -262,7 +262,7 @@ class LLMLearner:
         keys = [self._key({"kind": "loglikelihood", "prompt": q.prompt, "choices": list(q.choices), "ppl": ppl})
                 for q in questions]
         results = self.cache.get_many(keys) if self.cache else {}
-        missing = [i for i, key in enumerate(keys) if key not in results]
+        missing = _first_missing(keys, results)
         self._echo(f"{self.name}: scoring {_count(len(questions), 'example')} by likelihood "
                    f"({len(questions) - len(missing)} cached)")
         if missing:
@@ -314,7 +314,7 @@ class LLMLearner:
         seed = self.context.seed if self.context and settings.temperature > 0 else None
         keys = [self._key({"kind": "generate", "prompt": prompt, "seed": seed}) for prompt in prompts]
         results = self.cache.get_many(keys) if self.cache else {}
-        missing = [i for i, key in enumerate(keys) if key not in results]
+        missing = _first_missing(keys, results)
         self._echo(f"{self.name}: generating {_count(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
         if missing:
             self._generate_missing([prompts[i] for i in missing], [keys[i] for i in missing], results)
@@ -488,6 +488,17 @@ class _Digest:
 
     def hexdigest(self) -> str | None:
         return self._hash.hexdigest() if self.count else None
+
+
+def _first_missing(keys: Sequence[str], results: Mapping[str, Any]) -> list[int]:
+    """Indices of the requests to compute: not cached, and each distinct request once."""
+    seen: set[str] = set()
+    missing = []
+    for index, key in enumerate(keys):
+        if key not in results and key not in seen:
+            seen.add(key)
+            missing.append(index)
+    return missing
 
 
 def _count(n: int, noun: str) -> str:
