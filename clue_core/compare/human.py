@@ -8,14 +8,13 @@ imported only when ``--human`` is given.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from clue_core.compare.tables import csv_rows, read_text
 from clue_core.errors import ClueError
 
 MIN_MODELS = 3
@@ -33,26 +32,10 @@ def _number(value: Any, where: str) -> float:
     return float(value)
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise ClueError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ClueError(f"{path}: not UTF-8 text ({exc.reason})") from None
-
-
 def _from_csv(path: Path, text: str) -> dict[str, float]:
-    reader = csv.reader(io.StringIO(text, newline=""))
     scores: dict[str, float] = {}
     header = None
-    while True:
-        start = reader.line_num + 1
-        row = next(reader, None)
-        if row is None:
-            break
-        if not any(cell.strip() for cell in row):
-            continue
+    for start, row in csv_rows(path, text):
         if header is None:
             header = [cell.strip() for cell in row]
             if header != CSV_HEADER:
@@ -73,7 +56,7 @@ def _from_csv(path: Path, text: str) -> dict[str, float]:
 
 def read_human(path: Path) -> dict[str, float]:
     """Model name → human score, read strictly (JSON object, or CSV ``model,score``)."""
-    text = _text(path)
+    text = read_text(path)
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)

@@ -10,7 +10,6 @@ four grades; reading it back counts the grades and the share graded 及格 or be
 from __future__ import annotations
 
 import csv
-import io
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from clue_core.atomic import atomic_open
 from clue_core.compare.runs import Question, Run
+from clue_core.compare.tables import csv_rows, read_text
 from clue_core.errors import ClueError
 from clue_core.report.superclue import GRADES
 
@@ -57,18 +57,6 @@ def write_sheet(path: Path, rows: Sequence[tuple[Run, Question]]) -> None:
                              q.reasons, ""])
 
 
-def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ClueError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ClueError(f"{path}:{line}: not UTF-8 text (save the sheet as 'CSV UTF-8')") from None
-
-
 def _row(path: Path, line: int, row: list[str], column: dict[str, int],
          by_model: dict[str, Run]) -> tuple[str, str, str, Question]:
     """One data row checked: its model, id, human grade (maybe empty) and the question it grades."""
@@ -92,22 +80,12 @@ def _row(path: Path, line: int, row: list[str], column: dict[str, int],
 def read_sheet(path: Path, runs: Sequence[Run]) -> tuple[dict[str, Any], list[str]]:
     """``judge_agreement`` for comparison.json from a filled sheet, and warnings; strict about everything else."""
     by_model = {run.model: run for run in runs}
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     header: list[str] | None = None
     counts = dict.fromkeys(GRADES, 0)
     seen: dict[tuple[str, str], int] = {}
     warnings: list[str] = []
     ungraded = 0
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader, None)
-        except csv.Error as exc:
-            raise ClueError(f"{path}:{reader.line_num}: not a CSV row ({exc})") from None
-        if row is None:
-            break
-        if not any(cell.strip() for cell in row):
-            continue
+    for start, row in csv_rows(path, read_text(path, "save the sheet as 'CSV UTF-8'")):
         if header is None:
             header = [cell.strip() for cell in row]
             missing = [c for c in REQUIRED if c not in header]

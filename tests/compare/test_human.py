@@ -67,6 +67,7 @@ def test_ranks_share_ties() -> None:
         ("h.csv", "model,score\nm1,1,2\n", "h.csv:2: expected 2 columns (model, score), got 3"),
         ("h.csv", "model,score\nm1,nan\n", "column 2 (score): expected a finite number"),
         ("h.csv", "", "h.csv: empty"),
+        ("h.csv", "model,score\n" + "x" * 200_000 + ",1\n", "h.csv:2: not a CSV row (field larger than field limit"),
         ("h.json", "[1, 2]", "h.json: expected a JSON object"),
         ("h.json", '{"m1": "x"}', "h.json: field 'm1': expected a number"),
         ("h.json", '{"m1": true}', "h.json: field 'm1': expected a finite number"),
