@@ -19,8 +19,23 @@ on the page) and ``report.md`` (the tables). The modules, one job each:
 
 from __future__ import annotations
 
-from clue_core.report.collect import collect_scores
-from clue_core.report.command import report_command, write_report
-from clue_core.report.groups import group_averages, leaderboard_members
+import importlib
+from typing import Any
+
+#: Where each public name lives; loaded on first use, so ``clue_core.report.superclue`` (read by
+#: ``clue-core compare``) does not pull numpy in through the report's statistics.
+_HOMES = {
+    "collect_scores": "clue_core.report.collect",
+    "group_averages": "clue_core.report.groups",
+    "leaderboard_members": "clue_core.report.groups",
+    "report_command": "clue_core.report.command",
+    "write_report": "clue_core.report.command",
+}
 
 __all__ = ["collect_scores", "group_averages", "leaderboard_members", "report_command", "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'clue_core.report' has no attribute {name!r}")
