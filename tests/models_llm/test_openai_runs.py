@@ -102,6 +102,7 @@ def test_likelihood_through_the_server_equals_llm(vllm_like, granite, tmp_path):
     assert info["usage"]["prompt_tokens"] == prompt_tokens > 0
     assert info["usage"]["cost"] == pytest.approx((2 * prompt_tokens + 10 * completion_tokens) / 1e6)
     assert info["decoding"]["mode"] == "loglikelihood"
+    assert "eos_token_ids" not in info and "bos" not in info["prompt"]  # nothing a server run does not have
 
 
 def test_generation_through_the_server_equals_llm(vllm_like, granite, tmp_path):

@@ -65,8 +65,8 @@ class LLMLearner:
         self.task = task
         self.source = source
         self.name = name
-        self.values = dict(values)
-        self.settings = Settings.of(values)
+        self.declared = tuple(declared)
+        self._use(values)
         self.prompt = require_prompt(task)
         if source is not None:
             from clue_models_llm.loading import check_source
@@ -75,9 +75,6 @@ class LLMLearner:
         self.convert = None
         if self.settings.traditional and task.kind == SPAN:
             self.convert = traditional_converter()
-        self.key_settings = {s.name: values[s.name] for s in declared if s.cache_key}
-        # what only generation reads does not key likelihood results
-        self.likelihood_key_settings = {k: v for k, v in self.key_settings.items() if k not in GENERATION_ONLY}
         self.model: Any = None
         self.tokenizer: Any = None
         self.context: RunContext | None = None
@@ -99,6 +96,14 @@ class LLMLearner:
 
     # -- setting up -----------------------------------------------------------------------
 
+    def _use(self, values: Mapping[str, Any]) -> None:
+        """The setting values answers are computed under, and the ones that key cached results."""
+        self.values = dict(values)
+        self.settings = Settings.of(self.values)
+        self.key_settings = {s.name: self.values[s.name] for s in self.declared if s.cache_key}
+        # what only generation reads does not key likelihood results
+        self.likelihood_key_settings = {k: v for k, v in self.key_settings.items() if k not in GENERATION_ONLY}
+
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         self.context = context
         settings = self.settings
@@ -108,9 +113,9 @@ class LLMLearner:
         self.demos = draw_demos(train, settings.shots, context.seed, self.task.name)
         self._load(train, dev, context)
         ensure_group(context.world_size)
-        self._prepare_prompts()
         folder = context.cache_dir if settings.result_cache else None
         self.cache = ResultCache(folder, json.dumps(self.identity, sort_keys=True))
+        self._prepare_prompts()
 
     def _load(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         from clue_models_llm import loading

@@ -27,11 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, ClueError, Example, RunContext, Setting, TaskSpec
-from clue_models_llm.cache import ResultCache
 from clue_models_llm.client import RequestRefused, ServerClient, Usage, server_url, usage_of
-from clue_models_llm.learner import GENERATION_ONLY, LLMLearner
-from clue_models_llm.prompts import Message, Question, Renderer, draw_demos
-from clue_models_llm.settings import Settings
+from clue_models_llm.learner import LLMLearner
+from clue_models_llm.prompts import Message, Question, Renderer
 
 #: How a chat prompt travels from the renderer to the request: JSON behind this mark.
 CHAT_MARK = "\u0000chat:"
@@ -131,7 +129,6 @@ class ServerLearner(LLMLearner):
         super().__init__(task, None, values, declared, name)
         server_url(self.values["base_url"])  # a missing or unusable URL stops the run before any task starts
         self.served = model
-        self.declared = tuple(declared)
         self.client: ServerClient | None = None
         self.mode_note = ""
         self.usage_all = Usage()
@@ -141,23 +138,18 @@ class ServerLearner(LLMLearner):
     def _fitted(self) -> bool:
         return self.client is not None
 
-    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
+    def _load(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
+        """No weights: the client, and the identity the result cache is keyed by."""
         if context.world_size > 1:
             raise ClueError(f"model {self.name} runs in one process (the server does the work): start it without "
                             f"torchrun/accelerate launch and raise --set concurrency=N instead")
-        self.context = context
         values = self.values
-        self.demos = draw_demos(train, self.settings.shots, context.seed, self.task.name)
         self.client = ServerClient(base_url=values["base_url"], model=self.served, api_key_env=values["api_key_env"],
                                    concurrency=values["concurrency"], rpm=values["rpm"], timeout=values["timeout"],
                                    retries=values["retries"], echo=context.echo)
         self.identity = {"source": "openai", "base_url": self.client.base_url, "model": self.served}
         self.device_text = self.client.base_url
         self.dtype_text = "server"
-        folder = context.cache_dir if self.settings.result_cache else None
-        self.cache = ResultCache(folder, json.dumps(self.identity, sort_keys=True))
-        self._resolve_mode()
-        self._prepare_prompts()
 
     def _resolve_mode(self) -> None:
         """``auto`` becomes likelihood or generation before any request of the task is sent."""
@@ -181,10 +173,7 @@ class ServerLearner(LLMLearner):
             mode = "generate"
         if mode != asked and scored:
             self._echo(f"{self.name}: mode {mode} ({self.mode_note})")
-        self.values = {**self.values, "mode": mode}
-        self.settings = Settings.of(self.values)
-        self.key_settings = {s.name: self.values[s.name] for s in self.declared if s.cache_key}
-        self.likelihood_key_settings = {k: v for k, v in self.key_settings.items() if k not in GENERATION_ONLY}
+        self._use({**self.values, "mode": mode})
 
     def _echoes_logprobs(self) -> tuple[bool, str]:
         """Whether completions echo prompt log-probabilities: asked once, the answer cached."""
@@ -214,6 +203,8 @@ class ServerLearner(LLMLearner):
         return bool(known["capable"]), str(known["why"])
 
     def _prepare_prompts(self) -> None:
+        """``auto`` decided (with the cache open), then prompts as text or as chat messages for the server."""
+        self._resolve_mode()
         chat = chat_prompt if self.settings.chat else None
         self.renderer = Renderer(self.task, demos=self.demos, chat=chat, prefix_in_chat=False)
         self.chat_info = {"chat": self.settings.chat, "chat_template": "the server's" if chat else None}
@@ -253,6 +244,10 @@ class ServerLearner(LLMLearner):
 
     def run_info(self) -> dict[str, Any]:
         info = super().run_info()
+        # what only a local model has: its token budget for thinking, its special tokens
+        info["decoding"].pop("thinking_tokens", None)
+        info["prompt"].pop("bos", None)
+        info.pop("eos_token_ids", None)
         values = self.values
         info["server"] = {"base_url": self.client.base_url if self.client else None, "model": self.served,
                           "concurrency": values["concurrency"], "rpm": values["rpm"],
