@@ -131,11 +131,16 @@ def _nested(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: di
     for name, setting in declared.items():
         if setting.names_model and values.get(name):
             inner, _ = kernel.model(str(values[name]))
-            if task.kind not in inner.kinds:
-                raise ClueError(f"{task.name}: setting '{name}' names model {values[name]}, which cannot answer "
-                                f"{task.kind} examples (it answers: {', '.join(inner.kinds)})")
+            _require_kind(task, inner, name, str(values[name]))
             nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
     return nested
+
+
+def _require_kind(task: TaskSpec, model: ModelSpec, setting: str, name: str) -> None:
+    """A model named by ``setting`` (a judge) answers the task's kind of example, or one line says so."""
+    if task.kind not in model.kinds:
+        raise ClueError(f"{task.name}: setting '{setting}' names model {name}, which cannot answer "
+                        f"{task.kind} examples (it answers: {', '.join(model.kinds)})")
 
 
 def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
@@ -486,9 +491,7 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
 
     def load(name: str, namespace: str) -> Any:
         spec, argument = kernel.model(name)
-        if task.kind not in spec.kinds:
-            raise ClueError(f"{task.name}: setting '{namespace}' names model {name}, which cannot answer "
-                            f"{task.kind} examples (it answers: {', '.join(spec.kinds)})")
+        _require_kind(task, spec, namespace, name)
         prefix = f"{namespace}."
         values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
         return resolve_ref(spec.factory)(argument, task, values)
