@@ -69,7 +69,11 @@ def question_file(data_dir: Path, split: str) -> Path:
 
 
 def read_questions(path: Path) -> list[Question]:
-    """Every line of ``path`` as a checked :class:`Question`, in file order."""
+    """Every line of ``path`` as a checked :class:`Question`, in file order; at least one.
+
+    An empty file is refused as the CLUE readers refuse one: a run of no questions would
+    otherwise finish "complete" with nothing scored.
+    """
     questions: list[Question] = []
     seen: dict[str, int] = {}
     for line, record in iter_jsonl(path):
@@ -80,6 +84,8 @@ def read_questions(path: Path) -> list[Question]:
                              field="id")
         seen[key] = line
         questions.append(question)
+    if not questions:
+        raise InputError(path, "contains no questions (a SuperCLUE question file has one JSON object a line)")
     return questions
 
 
@@ -92,15 +98,21 @@ def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
 
 
 def read_close(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
-    """``superclue-close``: the questions with a closed form, as multiple choice."""
+    """``superclue-close``: the questions with a closed form, as multiple choice; at least one.
+
+    A file without closed forms is refused (as an empty file is): the run would have
+    nothing to ask and would still finish "complete".
+    """
     path = question_file(data_dir, split)
     questions = [q for q in read_questions(path) if q.close is not None]
+    if not questions:
+        raise InputError(path, "no question has a closed form ('close'), so superclue-close has nothing to ask",
+                         field="close")
     examples = tuple(
         MultipleChoiceExample(id=close_id(q.example.dimension, q.example.id), context="", question=q.close.question,
                               choices=q.close.choices, label=q.close.answer)
         for q in questions if q.close is not None)
-    notes = () if examples else ("no question in the file has a closed form ('close')",)
-    return SplitData(examples, notes=notes, files=(str(path),), where=tuple(f"{path}:{q.line}" for q in questions))
+    return SplitData(examples, files=(str(path),), where=tuple(f"{path}:{q.line}" for q in questions))
 
 
 def close_id(dimension: str, question_id: Any) -> str:
