@@ -140,9 +140,12 @@ def test_a_missing_answer_scores_zero_without_asking(tmp_path) -> None:
 
 
 def write_reference(folder: Path, records: list[dict]) -> Path:
+    """A complete superclue run holding just these prediction records (and its manifest)."""
     path = folder / "superclue" / "predictions" / "dev.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    manifest = {"task": "superclue", "status": "complete"}
+    (folder / "superclue" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return folder
 
 
@@ -187,7 +190,7 @@ def test_reference_run_needs_a_judge_and_a_run(tmp_path) -> None:
     examples, predictions = [question("c1", "计算", "理科")], [answer("c1", "<<g9>>")]
     with pytest.raises(ClueError, match="needs a judge"):
         run_metric(tmp_path, examples, predictions, judge="", reference_run=str(tmp_path))
-    with pytest.raises(ClueError, match="holds no superclue predictions"):
+    with pytest.raises(ClueError, match="no such run folder"):
         run_metric(tmp_path, examples, predictions, reference_run=str(tmp_path / "nowhere"))
     bad = write_reference(tmp_path / "bad", [{"prediction": "x"}])
     with pytest.raises(ClueError, match=r"dev.jsonl:1: field 'id': missing"):

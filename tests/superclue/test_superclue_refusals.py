@@ -8,13 +8,16 @@ one line naming the file (and field where there is one), leaving no run folder b
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from clue_core.errors import InputError
-from clue_tasks_superclue import hooks
+from clue_core.errors import ClueError, InputError
+from clue_core.kernel import Kernel
+from clue_tasks_superclue import hooks, pairwise
 from clue_tasks_superclue.reader import read, read_close
+from tests.superclue import scripted
 
 
 def data_dir(tmp_path: Path, text: str) -> Path:
@@ -24,8 +27,11 @@ def data_dir(tmp_path: Path, text: str) -> Path:
     return folder
 
 
-def one_line(output: str) -> bool:
-    return output.strip().count("\n") == 0 and "Traceback" not in output
+def error_line(output: str) -> str:
+    """The one ``error:`` line of the output (progress lines may come before it), no traceback."""
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in output, output
+    return errors[0]
 
 
 # -- M8: an empty file, a file without closed forms -----------------------------------------
@@ -55,5 +61,108 @@ def test_the_cli_refuses_an_empty_split_in_one_line_and_writes_nothing(run_cli, 
     out = tmp_path / "out"
     result = run_cli("run", task, "--model", "llm-tiny", "--data-dir", folder, "-o", out)
     assert result.exit_code == 2, result.output
-    assert one_line(result.output) and str(folder / "dev.jsonl") in result.output
+    assert result.output.strip() == error_line(result.output) and str(folder / "dev.jsonl") in result.output
     assert not (out / task).exists() and not (out / f".{task}.staging").exists()
+
+
+# -- M9 / M7: a reference_run must be a complete superclue run ----------------------------
+
+@pytest.fixture
+def kernel() -> Kernel:
+    kernel = Kernel()
+    kernel.register(scripted.ScriptedModels(), "scripted-models")
+    return kernel
+
+
+@pytest.fixture
+def reference(run_cli, tmp_path, kernel) -> Path:
+    """A real, complete superclue run (scripted answers, judged): the output folder."""
+    out = tmp_path / "reference"
+    result = run_cli("run", "superclue", "--model", "scripted-answers", "--set", "judge=scripted-judge", "--sample",
+                     "-o", out, kernel=kernel)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def edit_manifest(folder: Path, **changes) -> Path:
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.update(changes)
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    return path
+
+
+def bad_reference(kind: str, reference: Path, tmp_path: Path, run_cli, kernel) -> tuple[Path, str]:
+    """A folder that holds ``predictions/dev.jsonl`` but is no complete superclue run, and the
+    words the refusal must contain (the file or field it names)."""
+    task_dir = reference / "superclue"
+    if kind == "afqmc":
+        out = tmp_path / "afqmc-run"
+        result = run_cli("run", "afqmc", "--model", "baseline", "--sample", "-o", out, kernel=kernel)
+        assert result.exit_code == 0, result.output
+        return out / "afqmc", f"{out / 'afqmc' / 'manifest.json'}: field 'task'"
+    if kind == "running":
+        path = edit_manifest(task_dir, status="running")
+        return reference, f"{path}: field 'status'"
+    if kind == "staging":
+        staging = reference / ".superclue.staging"
+        shutil.copytree(task_dir, staging)
+        return staging, f"{staging}: a staging folder"
+    if kind == "no-manifest":
+        (task_dir / "manifest.json").unlink()
+        return reference, f"{task_dir / 'manifest.json'}"
+    if kind == "broken-manifest":
+        (task_dir / "manifest.json").write_text("{not json", encoding="utf-8")
+        return reference, f"{task_dir / 'manifest.json'}"
+    records = task_dir / "predictions" / "dev.jsonl"
+    if kind == "no-predictions":
+        records.unlink()
+        return reference, str(records)
+    lines = records.read_text(encoding="utf-8").splitlines()
+    if kind == "no-prediction-field":
+        first = json.loads(lines[1])
+        del first["prediction"]
+        lines[1] = json.dumps(first, ensure_ascii=False)
+        records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return reference, f"{records}:2: field 'prediction'"
+    if kind == "duplicate-id":
+        records.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")
+        return reference, f"{records}:{len(lines) + 1}: field 'id'"
+    if kind == "empty-predictions":
+        records.write_text("", encoding="utf-8")
+        return reference, str(records)
+    assert kind == "missing"
+    return tmp_path / "nowhere", str(tmp_path / "nowhere")
+
+
+BAD = ["afqmc", "running", "staging", "no-manifest", "broken-manifest", "no-predictions", "no-prediction-field",
+       "duplicate-id", "empty-predictions", "missing"]
+
+
+@pytest.mark.parametrize("kind", BAD)
+def test_a_reference_run_that_is_not_a_complete_superclue_run_is_refused(run_cli, tmp_path, kernel, reference,
+                                                                          kind) -> None:
+    folder, named = bad_reference(kind, reference, tmp_path, run_cli, kernel)
+    out = tmp_path / "out"
+    result = run_cli("run", "superclue", "--model", "scripted-rival", "--set", "judge=scripted-judge",
+                     "--set", f"reference_run={folder}", "--sample", "-o", out, kernel=kernel)
+    assert result.exit_code == 2, result.output
+    line = error_line(result.output)
+    assert "reference_run" in line and named in line, line
+    assert not (out / "superclue").exists() and not (out / ".superclue.staging").exists()
+
+
+@pytest.mark.parametrize("kind", BAD)
+def test_the_plan_time_check_refuses_what_scoring_would(run_cli, tmp_path, kernel, reference, kind) -> None:
+    folder, named = bad_reference(kind, reference, tmp_path, run_cli, kernel)
+    with pytest.raises(ClueError) as caught:
+        pairwise.check_settings({"judge": "scripted-judge", "reference_run": str(folder)})
+    assert "reference_run" in str(caught.value) and named in str(caught.value)
+
+
+def test_the_plan_time_check_accepts_a_good_run_either_folder_and_needs_a_judge(reference) -> None:
+    for folder in (reference, reference / "superclue"):
+        pairwise.check_settings({"judge": "scripted-judge", "reference_run": str(folder)})
+    pairwise.check_settings({"judge": "", "reference_run": ""})  # nothing asked, nothing to check
+    with pytest.raises(ClueError, match="needs a judge"):
+        pairwise.check_settings({"judge": "", "reference_run": str(reference)})

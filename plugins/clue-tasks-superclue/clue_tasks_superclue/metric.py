@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
+from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
 from clue_tasks_superclue import aggregate, pairwise
 from clue_tasks_superclue.constraints import check_all
 from clue_tasks_superclue.judge import Judge, Judgment, Request, grade_request, pairwise_request
@@ -46,8 +46,8 @@ def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Predi
             settings: Mapping[str, Any], context: RunContext | None = None) -> MetricResult:
     judge_name = str(settings.get("judge") or "")
     reference_run = str(settings.get("reference_run") or "")
-    if reference_run and not judge_name:
-        raise ClueError("setting 'reference_run' needs a judge for pairwise judging: add --set judge=MODEL")
+    if reference_run:  # checked when planned too (pairwise.check_settings), but it may have gone since
+        pairwise.require_judge(judge_name)
     references = pairwise.read_reference(reference_run) if reference_run else None
     details = [_base(example, prediction) for example, prediction in zip(examples, predictions)]
     requests: list[Request] = []
