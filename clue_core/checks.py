@@ -161,8 +161,8 @@ def _model_problems(model: ModelSpec) -> list[str]:
 
 def _metric_problems(metric: MetricSpec) -> list[str]:
     problems = _tuple_problems(metric)
-    if not _is_ref(metric.compute):
-        problems.append(f"compute must be 'module:attr', got {metric.compute!r}")
+    problems += [f"{name} must be 'module:attr', got {getattr(metric, name)!r}" for name in ("compute", "check")
+                 if (name == "compute" or metric.check is not None) and not _is_ref(getattr(metric, name))]
     unknown = [kind for kind in metric.kinds if kind not in KINDS] if isinstance(metric.kinds, tuple) else []
     if unknown:
         problems.append(f"unknown kinds {', '.join(unknown)}")
@@ -218,7 +218,8 @@ def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
 
     problems = []
     refs = [(task.reader, "reader"), (task.decode, "decode")]
-    refs += [(kernel.metrics[name].compute, f"metric {name}") for name in task.metrics]
+    refs += [(ref, f"metric {name}") for name in task.metrics
+             for ref in (kernel.metrics[name].compute, kernel.metrics[name].check)]
     writer = kernel.writers[task.writer]
     refs += [(writer.write, f"writer {writer.name}.write"), (writer.read, f"writer {writer.name}.read")]
     problems += [p for ref, what in refs if ref is not None and (p := _resolves(ref, what))]

@@ -78,7 +78,11 @@ class Learner(Protocol):
     ``--model <run>/<task>/model --no-train`` loads again, with the label mapping.
     Optional methods the runner calls when a learner has them: ``prepare(context)`` first,
     in every run (``--no-train`` runs skip ``fit``, yet a learner may still need the seed
-    or the cache), and ``run_info() -> dict`` last, recorded as ``model_info``.
+    or the cache), and ``run_info() -> dict`` last, recorded as ``model_info``. When the run is
+    planned, before any task trains, ``check_plan(splits)`` gets the examples of the splits the
+    run will use (``"train"`` and ``"dev"``; no ``"train"`` under ``--no-train``) and raises
+    ``ClueError`` for what cannot work (more few-shot demos than labelled training examples), so
+    a run of several tasks never fails on a later task after writing the earlier ones.
     """
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None: ...

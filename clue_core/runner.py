@@ -17,7 +17,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,16 @@ from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError
 from clue_core.examples import Example, MetricResult, Prediction, SplitData, gold_of
 from clue_core.kernel import Kernel
+from clue_core.planning import (  # re-exported: the runner is where callers have always found them
+    RunRequest,
+    TaskPlan,
+    check_learner,
+    describe_data,
+    dry_run_plan,
+    model_loader,
+    plan_run,
+    resolve_settings,
+)
 from clue_core.reading import read_split
 from clue_core.rundir import (
     MANIFEST,
@@ -40,41 +50,14 @@ from clue_core.rundir import (
     load_manifest,
 )
 from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score_detailed
-from clue_core.settings import (
-    Layer,
-    ResolvedSettings,
-    merge_declarations,
-    plugin_layers,
-    redact_command,
-    resolve,
-    unknown_setting,
-)
+from clue_core.settings import redact_command
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
+__all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run", "resolve_settings",
+           "run"]
+
 Echo = Callable[[str], None]
-
-
-@dataclass
-class RunRequest:
-    """Everything ``clue-core run`` resolved from flags and the config file."""
-
-    tasks: list[str]
-    model: str
-    data_dir: Path | None = None
-    sample: bool = False
-    output_dir: Path | None = None
-    seed: int = 42
-    settings: dict[str, Any] = field(default_factory=dict)
-    task_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    config_file: str | None = None
-    no_train: bool = False
-    resume: bool = False
-    overwrite: bool = False
-    command: list[str] = field(default_factory=list)
-    limit: int | None = None
-    cache_dir: Path | None = None
 
 
 @dataclass
@@ -87,124 +70,6 @@ class TaskResult:
     submission_files: list[str]
     notes: list[str]
     partial: bool = False
-
-
-@dataclass
-class TaskPlan:
-    """One task, checked and ready: its settings, its data and its learner."""
-
-    task: TaskSpec
-    paths: RunPaths
-    settings: ResolvedSettings
-    data_dir: Path | None = None
-    splits: dict[str, SplitData] = field(default_factory=dict)
-    tests: dict[str, SplitData] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    checksums: dict[str, str] = field(default_factory=dict)
-    learner: Any = None
-    resume: bool = False
-    done: bool = False
-
-
-def default_output_dir(model: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(model).name or model).strip("-")
-    return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"
-
-
-# -- settings ----------------------------------------------------------------------------
-
-
-def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
-    metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
-    return merge_declarations([*task.settings, *task.decode_settings, *metric_settings, *model.settings],
-                              f"{task.name} with {model.name}")
-
-
-def _nested(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]
-            ) -> dict[str, dict[str, Any]]:
-    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings).
-
-    An inner model answers the task's kind of example (a judge reads open questions), so one
-    that cannot is refused here, before any task runs.
-    """
-    nested = {}
-    for name, setting in declared.items():
-        if setting.names_model and values.get(name):
-            inner, _ = kernel.model(str(values[name]))
-            _require_kind(task, inner, name, str(values[name]))
-            nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
-    return nested
-
-
-def _require_kind(task: TaskSpec, model: ModelSpec, setting: str, name: str) -> None:
-    """A model named by ``setting`` (a judge) answers the task's kind of example, or one line says so."""
-    if task.kind not in model.kinds:
-        raise ClueError(f"{task.name}: setting '{setting}' names model {name}, which cannot answer "
-                        f"{task.kind} examples (it answers: {', '.join(model.kinds)})")
-
-
-def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
-                     ) -> dict[str, ResolvedSettings]:
-    """Each task's settings (see :mod:`clue_core.settings`).
-
-    A key given for the whole run (``[settings]``, ``--set``) must be read by at least one
-    of its tasks and reaches only those that read it; a key under ``[task.NAME]`` must be
-    read by that task.
-    """
-    declared = {task.name: _declared(kernel, task, model) for task in tasks}
-    strangers = sorted(set(request.task_settings) - set(declared))
-    if strangers:
-        raise ClueError(f"config file: table [task.{strangers[0]}] names a task that is not in this run")
-    config = f"config file {request.config_file}" if request.config_file else "config file"
-    general = [Layer(f"{config} [settings]", request.settings, user=True), Layer("--set", request.overrides, user=True)]
-    every_name = sorted({name for own in declared.values() for name in own})
-    for layer in general:
-        for key in layer.values:
-            if not any(_reads(own, key) for own in declared.values()):
-                raise unknown_setting(key, every_name, layer.source)
-    resolved = {}
-    for task in tasks:
-        own = declared[task.name]
-        users = [
-            Layer(general[0].source, {k: v for k, v in request.settings.items() if _reads(own, k)}, user=True),
-            Layer(f"{config} [task.{task.name}]", request.task_settings.get(task.name, {}), user=True),
-            Layer("--set", {k: v for k, v in request.overrides.items() if _reads(own, k)}, user=True),
-        ]
-        layers = [*plugin_layers(task, model, request.model), *users]
-        # the values of model-naming settings (judge=...) decide which nested declarations exist
-        outer = resolve(own, [Layer(x.source, {k: v for k, v in x.values.items() if "." not in k}, x.user)
-                              for x in layers])
-        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, task, own, outer.values))
-    return resolved
-
-
-def _reads(declared: dict[str, Any], key: str) -> bool:
-    """Whether a task with these declarations reads ``key`` (``judge.x`` when it names a judge)."""
-    head, dot, _ = key.partition(".")
-    return key in declared or bool(dot and head in declared and declared[head].names_model)
-
-
-# -- planning ----------------------------------------------------------------------------
-
-
-def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, request: RunRequest) -> None:
-    """Refuse runs whose predictions could only come from a model that never learnt anything."""
-    if not model.trains:
-        return
-    if request.no_train and argument is None:
-        raise ClueError(f"--no-train needs a trained model: pass the model/ folder of an earlier run "
-                        f"(or hf:<checkpoint>), not {request.model!r}")
-    if not request.no_train and "train" not in task.splits:
-        raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
-                        f"e.g. --model runs/<run>/ocnli/model --no-train")
-
-
-def _check_output_dir(output_dir: Path) -> None:
-    for parent in (output_dir, *output_dir.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise ClueError(f"output directory {output_dir}: {parent} is a file, not a folder")
-            break
 
 
 def _check_state(paths: RunPaths, request: RunRequest) -> bool:
@@ -262,24 +127,6 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
     return SplitData(tuple(part.examples[i] for i in chosen), part.notes, part.files, where)
 
 
-def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None, Path, list[TaskPlan]]:
-    """Resolve names, the model (once) and every task's settings; nothing is read or written."""
-    if not request.tasks:
-        raise ClueError("name at least one task (see 'clue-core list tasks')")
-    if request.limit is not None and request.limit < 1:
-        raise ClueError(f"--limit must be at least 1, got {request.limit}")
-    tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
-    model, argument = kernel.model(request.model)
-    for task in tasks:
-        if task.kind not in model.kinds:
-            raise ClueError(f"model {model.name} does not support {task.kind} tasks like {task.name}")
-        check_trainable(task, model, argument, request)
-    settings = resolve_settings(kernel, request, tasks, model)
-    output_dir = request.output_dir or default_output_dir(request.model)
-    _check_output_dir(output_dir)
-    return model, argument, output_dir, [TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]) for t in tasks]
-
-
 # -- running -----------------------------------------------------------------------------
 
 
@@ -303,6 +150,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             if main:
                 plan.resume = _check_state(plan.paths, request)
                 if request.resume and not plan.resume and is_complete(plan.paths.final):
+                    _check_resume_matches(plan, request, plan.paths.final)
                     plan.done = True
                     echo(f"[{plan.task.name}] {plan.paths.final} is already complete; nothing to resume")
                     continue
@@ -312,6 +160,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             if plan.resume:
                 _check_resume_matches(plan, request)
             plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.only(model.settings))
+            check_learner(plan, trains=not (request.no_train and model.trains))
         results = []
         for plan in plans:
             if plan.done:
@@ -348,15 +197,21 @@ def _finished_result(plan: TaskPlan) -> TaskResult:
                       metrics.get("counts", {}), manifest.get("submission_files", []), manifest.get("notes", []))
 
 
-def _check_resume_matches(plan: TaskPlan, request: RunRequest) -> None:
-    """Resume only the same model, task, data and schedule-changing settings; else say what differs."""
-    manifest = load_manifest(plan.paths.staging)
+def _check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | None = None) -> None:
+    """Resume only the same model, task, data and schedule-changing settings; else say what differs.
+
+    ``folder`` is a complete run that ``--resume`` would leave as it is: its data is not read
+    again, but a different model, seed or schedule must still be said, not answered with the
+    old run's results.
+    """
+    complete = folder is not None
+    manifest = load_manifest(folder if complete else plan.paths.staging)
     want = {
         "model": request.model,
         "task": plan.task.name,
         "seed": request.seed,
         "limit": request.limit,
-        "data": plan.checksums,
+        **({} if complete else {"data": plan.checksums}),
         **{f"setting {k}": v for k, v in plan.settings.flagged("schedule").items()},
     }
     had = {
@@ -371,6 +226,9 @@ def _check_resume_matches(plan: TaskPlan, request: RunRequest) -> None:
     if differ:
         detail = ", ".join(f"{k} ({had.get(k)!r} → {want[k]!r})" if k != "data" else "data files"
                            for k in differ[:4])
+        if complete:
+            raise ClueError(f"{folder} is a complete run with a different {detail}: --resume leaves it as it is; "
+                            f"use --overwrite to replace it or another --output-dir")
         raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different {detail}; "
                         f"use --overwrite to start over")
 
@@ -485,20 +343,6 @@ def _model_info(learner: Any) -> dict[str, Any]:
     return dict(describe()) if callable(describe) else {}
 
 
-def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:
-    """``context.load_model(name, namespace)``: another model (a judge) with the settings under
-    ``<namespace>.``; declared defaults where the run resolved none."""
-
-    def load(name: str, namespace: str) -> Any:
-        spec, argument = kernel.model(name)
-        _require_kind(task, spec, namespace, name)
-        prefix = f"{namespace}."
-        values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
-        return resolve_ref(spec.factory)(argument, task, values)
-
-    return load
-
-
 def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: Decode | None,
                        dev: Sequence[Example], main: bool, context: RunContext) -> tuple[dict[str, float], list[str]]:
     dev_predictions = predict_checked(plan.learner, dev, task, decode)
@@ -561,28 +405,3 @@ def results_table(results: Sequence[TaskResult]) -> list[list[str]]:
     return rows
 
 
-def describe_data(task: TaskSpec, request: RunRequest) -> str:
-    """Where the data will come from, without downloading anything (for ``--dry-run``)."""
-    if request.sample:
-        return f"bundled sample ({data.sample_dir(task)})"
-    if request.data_dir:
-        return str(request.data_dir)
-    cached = data.cached_task_dir(task)
-    if cached.is_dir():
-        return str(cached)
-    return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"
-
-
-def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
-    """What ``run`` would do, with every setting's value and source; reads and writes nothing."""
-    model, argument, _, plans = plan_run(kernel, request)
-    return [{
-        "task": plan.task.name,
-        "model": model.name if argument is None else f"{model.name} ({argument})",
-        "data": describe_data(plan.task, request),
-        "run_dir": str(plan.paths.final),
-        "train": model.trains and not request.no_train,
-        "seed": request.seed,
-        "submission_files": [v.submission_file for v in plan.task.test_versions],
-        "settings": [{"name": n, "value": v, "source": s} for n, v, s in plan.settings.rows()],
-    } for plan in plans]

@@ -259,7 +259,10 @@ class MetricSpec(SpecMixin):
     values are on the leaderboard's 0-100 scale. ``produces`` names every total it
     returns (the primary metric must be one of them). A metric that declares
     ``settings`` receives their values; one with ``uses_model`` receives the run context,
-    through which it may load a model (a judge for open questions).
+    through which it may load a model (a judge for open questions). ``check(settings)``, when
+    given, runs when the run is planned, with the same values, and raises ``ClueError`` for a
+    value that cannot work (a reference run that is not there): a run of several tasks must
+    not find that out after it has written the earlier ones.
     """
 
     name: str
@@ -269,6 +272,7 @@ class MetricSpec(SpecMixin):
     produces: tuple[str, ...] = ()
     settings: tuple[Setting, ...] = ()
     uses_model: bool = False
+    check: Ref | None = None
 
     @property
     def totals(self) -> tuple[str, ...]:

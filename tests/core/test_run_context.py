@@ -123,8 +123,10 @@ def test_a_judge_model_gets_its_own_settings_namespace(run_cli, isolated_kernel,
                      kernel=isolated_kernel)
     assert result.exit_code == 0, result.output
     created = SEEN["created"]
-    assert created[0] == ("answerer", {"temperature": 0.5, "base_url": ""})
-    assert ("the-judge", {"temperature": 0.25, "base_url": "http://127.0.0.1:9/v1"}) in created
+    # the judge is built once when the run is planned (its settings checked), again when it scores
+    assert created[0] == ("the-judge", {"temperature": 0.25, "base_url": "http://127.0.0.1:9/v1"})
+    assert ("answerer", {"temperature": 0.5, "base_url": ""}) in created
+    assert created.count(created[0]) == 2
     context = SEEN["context"]
     assert SEEN["prepared"] == 42
     assert context.cache_dir == tmp_path / "cache" and context.seed == 42

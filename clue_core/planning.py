@@ -1,0 +1,281 @@
+"""What a run will do, decided before anything is read or written: the model (resolved once),
+every task's settings with their sources, and every check that needs no data.
+
+A run of several tasks must fail on its plan, not after it has written the first tasks: so
+the settings, the metrics' checks of their values (:attr:`MetricSpec.check`) and the models
+a setting names (a judge) are all checked here, and :func:`check_learner` asks each learner,
+once the data is read, whether it can work with it (``shots`` it cannot draw).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clue_core import data
+from clue_core.errors import ClueError
+from clue_core.examples import SplitData
+from clue_core.kernel import Kernel
+from clue_core.rundir import RunPaths
+from clue_core.settings import (
+    Layer,
+    ResolvedSettings,
+    merge_declarations,
+    plugin_layers,
+    resolve,
+    unknown_setting,
+)
+from clue_core.specs import ModelSpec, TaskSpec
+from clue_core.specs import resolve as resolve_ref
+
+
+@dataclass
+class RunRequest:
+    """Everything ``clue-core run`` resolved from flags and the config file."""
+
+    tasks: list[str]
+    model: str
+    data_dir: Path | None = None
+    sample: bool = False
+    output_dir: Path | None = None
+    seed: int = 42
+    settings: dict[str, Any] = field(default_factory=dict)
+    task_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    config_file: str | None = None
+    no_train: bool = False
+    resume: bool = False
+    overwrite: bool = False
+    command: list[str] = field(default_factory=list)
+    limit: int | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass
+class TaskPlan:
+    """One task, checked and ready: its settings, its data and its learner."""
+
+    task: TaskSpec
+    paths: RunPaths
+    settings: ResolvedSettings
+    data_dir: Path | None = None
+    splits: dict[str, SplitData] = field(default_factory=dict)
+    tests: dict[str, SplitData] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    checksums: dict[str, str] = field(default_factory=dict)
+    learner: Any = None
+    resume: bool = False
+    done: bool = False
+
+
+def default_output_dir(model: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(model).name or model).strip("-")
+    return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
+    metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
+    return merge_declarations([*task.settings, *task.decode_settings, *metric_settings, *model.settings],
+                              f"{task.name} with {model.name}")
+
+
+def _nested(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]
+            ) -> dict[str, dict[str, Any]]:
+    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings).
+
+    An inner model answers the task's kind of example (a judge reads open questions), so one
+    that cannot is refused here, before any task runs.
+    """
+    nested = {}
+    for name, setting in declared.items():
+        if setting.names_model and values.get(name):
+            inner, _ = kernel.model(str(values[name]))
+            _require_kind(task, inner, name, str(values[name]))
+            nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
+    return nested
+
+
+def _require_kind(task: TaskSpec, model: ModelSpec, setting: str, name: str) -> None:
+    """A model named by ``setting`` (a judge) answers the task's kind of example, or one line says so."""
+    if task.kind not in model.kinds:
+        raise ClueError(f"{task.name}: setting '{setting}' names model {name}, which cannot answer "
+                        f"{task.kind} examples (it answers: {', '.join(model.kinds)})")
+
+
+def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
+                     ) -> dict[str, ResolvedSettings]:
+    """Each task's settings (see :mod:`clue_core.settings`).
+
+    A key given for the whole run (``[settings]``, ``--set``) must be read by at least one
+    of its tasks and reaches only those that read it; a key under ``[task.NAME]`` must be
+    read by that task.
+    """
+    declared = {task.name: _declared(kernel, task, model) for task in tasks}
+    strangers = sorted(set(request.task_settings) - set(declared))
+    if strangers:
+        raise ClueError(f"config file: table [task.{strangers[0]}] names a task that is not in this run")
+    config = f"config file {request.config_file}" if request.config_file else "config file"
+    general = [Layer(f"{config} [settings]", request.settings, user=True), Layer("--set", request.overrides, user=True)]
+    every_name = sorted({name for own in declared.values() for name in own})
+    for layer in general:
+        for key in layer.values:
+            if not any(_reads(own, key) for own in declared.values()):
+                raise unknown_setting(key, every_name, layer.source)
+    resolved = {}
+    for task in tasks:
+        own = declared[task.name]
+        users = [
+            Layer(general[0].source, {k: v for k, v in request.settings.items() if _reads(own, k)}, user=True),
+            Layer(f"{config} [task.{task.name}]", request.task_settings.get(task.name, {}), user=True),
+            Layer("--set", {k: v for k, v in request.overrides.items() if _reads(own, k)}, user=True),
+        ]
+        plugins = plugin_layers(task, model, request.model)
+        # the values of model-naming settings (judge=...) decide which nested declarations exist
+        outer = resolve(own, [Layer(x.source, {k: v for k, v in x.values.items() if "." not in k}, x.user)
+                              for x in [*plugins, *users]])
+        layers = [*plugins, *_inner_layers(kernel, task, own, outer.values), *users]
+        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, task, own, outer.values))
+    return resolved
+
+
+def _inner_layers(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]) -> list[Layer]:
+    """The recommendations a named inner model (a judge) gets, under its namespace (``judge.``).
+
+    The same layers as the run's own model, lowest first, less the task's general one (a task
+    states its judge's settings as ``judge.*`` keys there): the inner model's own
+    recommendations (a chat model's ``chat``), its recipe for the task, and the task's
+    settings for that model (llm-tiny's short answers). Without them ``judge=llm-tiny`` got
+    512 new tokens per judgment where llm-tiny as the answering model gets 32.
+    """
+    layers = []
+    for name, setting in declared.items():
+        if not (setting.names_model and values.get(name)):
+            continue
+        inner, _ = kernel.model(str(values[name]))
+        for layer in plugin_layers(task, inner, str(values[name]))[1:]:
+            layers.append(Layer(f"{layer.source}, as {name}",
+                                {f"{name}.{key}": value for key, value in layer.values.items() if "." not in key}))
+    return layers
+
+
+def _reads(declared: dict[str, Any], key: str) -> bool:
+    """Whether a task with these declarations reads ``key`` (``judge.x`` when it names a judge)."""
+    head, dot, _ = key.partition(".")
+    return key in declared or bool(dot and head in declared and declared[head].names_model)
+
+
+# -- planning ----------------------------------------------------------------------------
+
+
+def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, request: RunRequest) -> None:
+    """Refuse runs whose predictions could only come from a model that never learnt anything."""
+    if not model.trains:
+        return
+    if request.no_train and argument is None:
+        raise ClueError(f"--no-train needs a trained model: pass the model/ folder of an earlier run "
+                        f"(or hf:<checkpoint>), not {request.model!r}")
+    if not request.no_train and "train" not in task.splits:
+        raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
+                        f"e.g. --model runs/<run>/ocnli/model --no-train")
+
+
+def _check_output_dir(output_dir: Path) -> None:
+    for parent in (output_dir, *output_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ClueError(f"output directory {output_dir}: {parent} is a file, not a folder")
+            break
+
+
+def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None, Path, list[TaskPlan]]:
+    """Resolve names, the model (once) and every task's settings; nothing is read or written."""
+    if not request.tasks:
+        raise ClueError("name at least one task (see 'clue-core list tasks')")
+    if request.limit is not None and request.limit < 1:
+        raise ClueError(f"--limit must be at least 1, got {request.limit}")
+    tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
+    model, argument = kernel.model(request.model)
+    for task in tasks:
+        if task.kind not in model.kinds:
+            raise ClueError(f"model {model.name} does not support {task.kind} tasks like {task.name}")
+        check_trainable(task, model, argument, request)
+    settings = resolve_settings(kernel, request, tasks, model)
+    output_dir = request.output_dir or default_output_dir(request.model)
+    _check_output_dir(output_dir)
+    plans = [TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]) for t in tasks]
+    for plan in plans:
+        check_metric_settings(kernel, plan)
+        check_inner_models(kernel, plan)
+    return model, argument, output_dir, plans
+
+
+def check_metric_settings(kernel: Kernel, plan: TaskPlan) -> None:
+    """Each metric's ``check`` of its setting values (a reference run that must exist)."""
+    for name in plan.task.metrics:
+        metric = kernel.metric(name)
+        if metric.check is not None:
+            resolve_ref(metric.check)(plan.settings.only(metric.settings))
+
+
+def check_inner_models(kernel: Kernel, plan: TaskPlan) -> None:
+    """Build every model a setting names (a judge) once, as scoring will, so that its own settings
+    (an ``openai:`` judge without ``judge.base_url``) are refused before any task runs."""
+    load = model_loader(kernel, plan.task, plan.settings)
+    for name, setting in plan.settings.declared.items():
+        if setting.names_model and plan.settings.values.get(name):
+            load(str(plan.settings.values[name]), name)
+
+
+def check_learner(plan: TaskPlan, trains: bool) -> None:
+    """The learner's ``check_plan(splits)`` over the splits it will see (few-shot demos it cannot draw)."""
+    check = getattr(plan.learner, "check_plan", None)
+    if callable(check):
+        used = ("train", "dev") if trains else ("dev",)
+        check({split: plan.splits[split].examples for split in used if split in plan.splits})
+
+
+def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:
+    """``context.load_model(name, namespace)``: another model (a judge) with the settings under
+    ``<namespace>.``; declared defaults where the run resolved none."""
+
+    def load(name: str, namespace: str) -> Any:
+        spec, argument = kernel.model(name)
+        _require_kind(task, spec, namespace, name)
+        prefix = f"{namespace}."
+        values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
+        return resolve_ref(spec.factory)(argument, task, values)
+
+    return load
+
+
+def describe_data(task: TaskSpec, request: RunRequest) -> str:
+    """Where the data will come from, without downloading anything (for ``--dry-run``)."""
+    if request.sample:
+        return f"bundled sample ({data.sample_dir(task)})"
+    if request.data_dir:
+        return str(request.data_dir)
+    cached = data.cached_task_dir(task)
+    if cached.is_dir():
+        return str(cached)
+    return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"
+
+
+def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
+    """What ``run`` would do, with every setting's value and source; reads and writes nothing."""
+    model, argument, _, plans = plan_run(kernel, request)
+    return [{
+        "task": plan.task.name,
+        "model": model.name if argument is None else f"{model.name} ({argument})",
+        "data": describe_data(plan.task, request),
+        "run_dir": str(plan.paths.final),
+        "train": model.trains and not request.no_train,
+        "seed": request.seed,
+        "submission_files": [v.submission_file for v in plan.task.test_versions],
+        "settings": [{"name": n, "value": v, "source": s} for n, v, s in plan.settings.rows()],
+    } for plan in plans]
