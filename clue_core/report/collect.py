@@ -16,6 +16,7 @@ from typing import Any
 
 from clue_core.errors import ClueError
 from clue_core.jsonio import iter_jsonl
+from clue_core.report.records import check_manifest, check_metrics
 from clue_core.rundir import MANIFEST, METRICS, PREDICTIONS_DIR
 
 COMPARISON = "comparison.json"
@@ -92,8 +93,11 @@ def _read_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def collect(paths: list[Path]) -> Collected:
-    """Every run directory and comparison under ``paths``, in argument then name order."""
+def collect(paths: list[Path], records: bool = True) -> Collected:
+    """Every run directory and comparison under ``paths``, in argument then name order.
+
+    ``records=False`` skips reading the dev predictions (the terminal summary shows scores only).
+    """
     found = Collected()
     seen: set[Path] = set()
     for path in paths:
@@ -112,11 +116,11 @@ def collect(paths: list[Path]) -> Collected:
             key = run_dir.resolve()
             if key not in seen:
                 seen.add(key)
-                _add_run(found, run_dir)
+                _add_run(found, run_dir, records)
     return found
 
 
-def _add_run(found: Collected, run_dir: Path) -> None:
+def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
     manifest = _read_object(run_dir / MANIFEST) if (run_dir / MANIFEST).is_file() else {}
     task = str(manifest.get("task") or run_dir.name.strip(".").removesuffix(".staging"))
     status = manifest.get("status")
@@ -133,33 +137,28 @@ def _add_run(found: Collected, run_dir: Path) -> None:
     if not (run_dir / METRICS).is_file():
         found.unfinished.append(Unfinished(run_dir, task, f"no {METRICS}"))
         return
+    check_manifest(run_dir / MANIFEST, manifest)
     metrics = _read_object(run_dir / METRICS)
-    if "task" not in metrics or "primary_metric" not in metrics:
-        raise ClueError(f"{run_dir / METRICS}: unreadable (no 'task' or 'primary_metric')")
+    check_metrics(run_dir / METRICS, metrics, manifest)
     run = Run(run_dir, manifest, metrics, None)
     predictions = run_dir / DEV_PREDICTIONS
-    if predictions.is_file():
+    if records and predictions.is_file():
         run.records = [record for _, record in iter_jsonl(predictions)]
-    else:
+    elif records:
         run.notes.append(f"no {DEV_PREDICTIONS}: no intervals or error analysis")
     found.runs.append(run)
 
 
+def score_of(run: Run) -> dict[str, Any]:
+    """One run's line in the terminal summary (and its ``--json``)."""
+    metrics = run.metrics
+    return {"task": run.task, "primary_metric": metrics["primary_metric"], "primary": metrics.get("primary"),
+            "model": metrics.get("model"),
+            "leaderboards": [(lb["benchmark"], lb["group"]) for lb in metrics.get("leaderboards") or []],
+            "run_dir": str(run.path)}
+
+
 def collect_scores(paths: list[Path]) -> list[dict[str, Any]]:
-    """The primary dev score of every run under ``paths`` (the text and ``--json`` report)."""
-    scores = []
-    for path in paths:
-        files = [path / METRICS] if (path / METRICS).is_file() else sorted(path.glob(f"*/{METRICS}"))
-        if not files:
-            raise ClueError(f"{path}: no {METRICS} here or in its sub-folders")
-        for file in files:
-            try:
-                metrics = json.loads(file.read_text(encoding="utf-8"))
-                scores.append({"task": metrics["task"], "primary_metric": metrics["primary_metric"],
-                               "primary": metrics.get("primary"), "model": metrics.get("model"),
-                               "leaderboards": [(lb["benchmark"], lb["group"]) for lb in
-                                                metrics.get("leaderboards", [])],
-                               "run_dir": str(file.parent)})
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise ClueError(f"{file}: unreadable ({type(exc).__name__}: {exc})") from None
-    return scores
+    """The primary dev score of every complete run under ``paths`` (unfinished ones are left out, as in
+    the HTML report; :func:`collect` names them)."""
+    return [score_of(run) for run in collect(paths, records=False).runs]

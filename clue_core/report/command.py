@@ -11,27 +11,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import atomic_open, write_json
 from clue_core.errors import ClueError
 from clue_core.report import stats
 from clue_core.report.build import build_report
-from clue_core.report.collect import COMPARISON, collect_scores
+from clue_core.report.collect import COMPARISON, collect, score_of
 from clue_core.report.groups import group_averages, leaderboard_members
+from clue_core.report.owned import FILES, check_replaceable, write_files
 from clue_core.rundir import METRICS
 from clue_core.table import format_table
 
-FILES = ("index.html", "report.json", "report.md")
-
 
 def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
-                 seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True) -> dict[str, Any]:
+                 seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True,
+                 force: bool = False) -> dict[str, Any]:
     """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
 
     ``font`` overrides ``$CLUE_REPORT_FONT`` (``none`` draws English labels only);
-    ``charts=False`` leaves the charts out (matplotlib is then not imported).
+    ``charts=False`` leaves the charts out (matplotlib is then not imported). Files there
+    that clue-core did not write are refused before any work, unless ``force``
+    (:mod:`clue_core.report.owned`).
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ClueError(f"{output_dir} is a file, not a folder")
+    replaced = check_replaceable(output_dir, force)
     report = build_report(kernel, paths, seed=seed, resamples=resamples)
     images: list[Any] = []
     if charts:
@@ -48,14 +50,8 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
     from clue_core.report.html import render_html
     from clue_core.report.markdown import render_markdown
 
-    try:
-        with atomic_open(output_dir / "index.html") as handle:
-            handle.write(render_html(report, images))
-        write_json(output_dir / "report.json", report)
-        with atomic_open(output_dir / "report.md") as handle:
-            handle.write(render_markdown(report))
-    except OSError as exc:
-        raise ClueError(f"cannot write the report into {output_dir}: {exc.strerror or exc}") from None
+    pages = {"index.html": render_html(report, images), "report.md": render_markdown(report)}
+    write_files(output_dir, pages, report, replaced)
     return report
 
 
@@ -65,10 +61,13 @@ def _summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
         if path.name == COMPARISON or (path.is_dir() and (path / COMPARISON).is_file() and
                                        not any(path.glob(f"*/{METRICS}")) and not (path / METRICS).is_file()):
             raise ClueError(f"{path}: a comparison is shown in the HTML report: add -o DIR")
-    scores = collect_scores(list(paths))
+    found = collect(list(paths), records=False)
+    scores = [score_of(run) for run in found.runs]
     groups = group_averages(scores, leaderboard_members(kernel.tasks.values()))
     if as_json:
-        return json.dumps({"tasks": scores, "groups": groups}, ensure_ascii=False, indent=2, default=str)
+        unfinished = [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished]
+        return json.dumps({"tasks": scores, "groups": groups, "unfinished": unfinished}, ensure_ascii=False,
+                          indent=2, default=str)
     lines = [format_table([["task", "primary", "score", "model", "run dir"]]
                           + [[s["task"], s["primary_metric"],
                               f"{s['primary']:.2f}" if s["primary"] is not None else "-",
@@ -76,14 +75,16 @@ def _summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
     for name, group in groups.items():
         missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
         lines.append(f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}")
+    lines += [f"left out, unfinished: {u.path} ({u.reason})" for u in found.unfinished]
     return "\n".join(lines)
 
 
-def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False) -> str:
+def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
+                   force: bool = False) -> str:
     """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given)."""
     if output_dir is None:
         return _summary_text(kernel, paths, as_json)
-    report = write_report(kernel, paths, output_dir)
+    report = write_report(kernel, paths, output_dir, force=force)
     files = [str(output_dir / name) for name in FILES]
     if as_json:
         return json.dumps({"files": files, "warnings": report["warnings"],
