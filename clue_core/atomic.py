@@ -6,11 +6,19 @@ place only when complete; ``os.replace`` is atomic on the same file system.
 The files get the permissions a plain ``open()`` would give (``0666`` less the umask:
 ``0644`` under the usual ``022``), not ``tempfile.mkstemp``'s private ``0600``: they are
 results meant to be shared, and ``zipfile`` copies the mode into the submission zip.
+Files that other libraries write through their own temporary names (safetensors does)
+are given that mode afterwards with :func:`apply_umask`.
+
+A failed write raises its ``OSError`` with the target's path as ``filename`` (a failing
+``write`` or ``fsync`` names no file by itself), and :func:`disk_fault_message` turns a
+full disk, a used-up quota, a read-only file system or an I/O error into one line that
+names the path and says what to do about it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -32,9 +40,11 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
 
 
@@ -47,6 +57,49 @@ def _create_temporary(path: Path) -> tuple[int, str]:
             return os.open(name, flags, 0o666), name
         except FileExistsError:
             continue
+
+
+def file_mode() -> int:
+    """The mode a plain ``open()`` gives a new file under the current umask (``0644`` under ``022``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:  # Linux: read without changing it
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)  # elsewhere the only way to read the umask is to set it
+    os.umask(current)
+    return 0o666 & ~current
+
+
+def apply_umask(*paths: str | Path) -> None:
+    """Give files another library wrote through ``mkstemp`` (``0600``) the umask's mode instead."""
+    mode = file_mode()
+    for path in paths:
+        os.chmod(path, mode)
+
+
+#: What to do about each kind of disk fault, by errno.
+DISK_FAULTS = {
+    errno.ENOSPC: "the disk is full: free some space there or write somewhere else",
+    errno.EDQUOT: "the disk quota is used up: free some space or ask for a larger quota",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EIO: "the disk reported an I/O error: check the disk, then try again",
+    errno.EFBIG: "the file is too large for this file system: write somewhere else",
+}
+
+
+def is_disk_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk cannot take the data (full, quota, read-only, I/O error)."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
+
+
+def disk_fault_message(subject: str, exc: OSError) -> str:
+    """One line for a failed write: ``<subject>: <path>: <reason> (<what to do>)``."""
+    where = f": {exc.filename}" if exc.filename else ""
+    advice = f" ({DISK_FAULTS[exc.errno]})" if exc.errno in DISK_FAULTS else ""
+    return f"{subject}{where}: {exc.strerror or exc}{advice}"
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:

@@ -128,13 +128,14 @@ class RunLock:
         self.held = False
 
     def acquire(self, command: list[str], echo: Any = None) -> None:
+        """Take the lock or say who holds it; a failure (a full disk too) leaves no file behind."""
         pid = os.getpid()
         record = {"pid": pid, "start": _process_start(pid), "host": socket.gethostname(),
                   "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command}
         # written whole to a private file, then linked into place: a lock that exists is never half-written
         private = self.path.with_name(f"{self.path.name}.{pid}")
-        private.write_text(json.dumps(record), encoding="utf-8")
-        try:
+        try:  # a full disk may fail the write after creating the file: it goes too
+            private.write_text(json.dumps(record), encoding="utf-8")
             for _ in range(3):
                 try:
                     os.link(private, self.path)
