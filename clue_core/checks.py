@@ -163,6 +163,9 @@ def _metric_problems(metric: MetricSpec) -> list[str]:
     problems = _tuple_problems(metric)
     problems += [f"{name} must be 'module:attr', got {getattr(metric, name)!r}" for name in ("compute", "check")
                  if (name == "compute" or metric.check is not None) and not _is_ref(getattr(metric, name))]
+    strays = [name for name in metric.counts if name not in metric.totals] if isinstance(metric.counts, tuple) else []
+    if strays:
+        problems.append(f"counts {', '.join(strays)} are not among the totals it produces")
     unknown = [kind for kind in metric.kinds if kind not in KINDS] if isinstance(metric.kinds, tuple) else []
     if unknown:
         problems.append(f"unknown kinds {', '.join(unknown)}")

@@ -335,7 +335,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
         return echo_json([{"task": r.task, "run_dir": str(r.run_dir), "dev": r.metrics,
                            "primary_metric": r.primary_metric, "counts": r.counts,
                            "submission_files": r.submission_files} for r in results])
-    echo_table(runner.results_table(results))
+    echo_table(runner.results_table(results, kernel))
     return None
 
 

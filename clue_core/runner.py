@@ -327,8 +327,9 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
     except OSError as exc:
         if created:
             shutil.rmtree(staging, ignore_errors=True)
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise ClueError(f"{task.name}: cannot write the run{where}: {exc.strerror or exc}") from None
+        from clue_core.atomic import disk_fault_message  # names the file and says what to free
+
+        raise ClueError(disk_fault_message(f"{task.name}: cannot write the run", exc)) from None
     except ClueError:
         if created:
             shutil.rmtree(staging, ignore_errors=True)
@@ -390,18 +391,26 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
 # -- reporting ---------------------------------------------------------------------------
 
 
-def results_table(results: Sequence[TaskResult]) -> list[list[str]]:
+def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
+    """The table ``clue-core run`` prints; totals a metric declares as ``counts`` print whole."""
     rows = [["task", "primary", "dev metrics", "dev n", "submission files", "run dir"]]
     for r in results:
         primary = r.metrics.get(r.primary_metric)
+        whole = _count_totals(kernel, r.task)
         rows.append([
             f"{r.task} (partial)" if r.partial else r.task,
             f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
-            ", ".join(f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
+            ", ".join(f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
             str(r.counts.get("dev", 0)),
             ", ".join(r.submission_files) or "-",
             str(r.run_dir),
         ])
     return rows
+
+
+def _count_totals(kernel: Kernel | None, task_name: str) -> set[str]:
+    if kernel is None or task_name not in kernel.tasks:
+        return set()
+    return {name for metric in kernel.tasks[task_name].metrics for name in kernel.metric(metric).counts}
 
 

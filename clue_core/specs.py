@@ -262,7 +262,8 @@ class MetricSpec(SpecMixin):
     through which it may load a model (a judge for open questions). ``check(settings)``, when
     given, runs when the run is planned, with the same values, and raises ``ClueError`` for a
     value that cannot work (a reference run that is not there): a run of several tasks must
-    not find that out after it has written the earlier ones.
+    not find that out after it has written the earlier ones. ``counts`` names the totals that
+    count things (questions, judged answers) rather than score them: shown as whole numbers.
     """
 
     name: str
@@ -273,6 +274,7 @@ class MetricSpec(SpecMixin):
     settings: tuple[Setting, ...] = ()
     uses_model: bool = False
     check: Ref | None = None
+    counts: tuple[str, ...] = ()
 
     @property
     def totals(self) -> tuple[str, ...]:
