@@ -16,7 +16,7 @@ from typing import Any
 
 from clue_core import data
 from clue_core.atomic import atomic_open
-from clue_core.errors import ClueError, InputError
+from clue_core.errors import ClueError, InputError, UnknownNameError
 from clue_core.examples import (
     ClassificationExample,
     Example,
@@ -162,10 +162,25 @@ def test_data_dir(task: TaskSpec, manifest: dict[str, Any], run_dir: Path) -> Pa
     return folder
 
 
+def run_task(kernel: Kernel, run_dir: Path, manifest: dict[str, Any]) -> TaskSpec:
+    """The task the manifest names; an unknown one names the manifest, so the user knows which run."""
+    name = manifest.get("task")
+    if not isinstance(name, str) or not name:
+        raise InputError(run_dir / MANIFEST, f"expected a task name, got {name!r}", field="task")
+    try:
+        task = kernel.task(name)
+    except UnknownNameError as exc:
+        raise InputError(run_dir / MANIFEST, str(exc), field="task") from None
+    if not task.test_versions:
+        raise ClueError(f"{run_dir}: a {task.name} run has no leaderboard files to submit (the task has no "
+                        f"test set that a leaderboard scores)")
+    return task
+
+
 def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
     manifest = complete_manifest(run_dir)
-    task = kernel.task(manifest["task"])
+    task = run_task(kernel, run_dir, manifest)
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)
@@ -196,6 +211,8 @@ def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, for
     checked: list[CheckedFile] = []
     for run_dir in find_run_dirs(paths):
         checked.extend(check_run(kernel, run_dir))
+    if not checked:
+        raise ClueError(f"no leaderboard files to submit in {', '.join(map(str, paths))}")
     names: dict[str, CheckedFile] = {}
     for item in checked:
         if item.name in names:
