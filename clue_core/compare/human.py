@@ -100,6 +100,21 @@ def _p_values(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return float(stats.pearsonr(x, y).pvalue), float(stats.spearmanr(x, y).pvalue)
 
 
+def _names(names: Sequence[str], most: int = 6) -> str:
+    return ", ".join(names[:most]) + (f", … ({len(names)} in all)" if len(names) > most else "")
+
+
+def _unmatched(human: Mapping[str, float], totals: Mapping[str, float]) -> str:
+    """The names on either side that found no partner, so a spelling difference is visible at once."""
+    only_file = [name for name in human if name not in totals]
+    only_compared = [name for name in totals if name not in human]
+    if not only_file and not only_compared:
+        return ""
+    parts = ([f"names in the file: {_names(only_file)}"] if only_file else []) + (
+        [f"compared models: {_names(only_compared)}"] if only_compared else [])
+    return f" (unmatched {'; '.join(parts)})"
+
+
 def human_ranking(path: Path, totals: Mapping[str, float]) -> tuple[dict[str, Any], list[str]]:
     """``human_ranking`` for comparison.json, and warnings for models not in both."""
     human = read_human(path)
@@ -109,8 +124,9 @@ def human_ranking(path: Path, totals: Mapping[str, float]) -> tuple[dict[str, An
     warnings += [f"{path}: no human score for {name}; left out of the correlation"
                  for name in totals if name not in human]
     if len(common) < MIN_MODELS:
+        unmatched = _unmatched(human, totals)
         raise ClueError(f"{path}: {len(common)} model(s) both compared and in the human ranking; "
-                        f"a correlation needs at least {MIN_MODELS}")
+                        f"a correlation needs at least {MIN_MODELS}{unmatched}")
     x, y = [totals[n] for n in common], [human[n] for n in common]
     for values, what in ((x, "the compared models' totals"), (y, "the human scores")):
         if len(set(values)) == 1:

@@ -144,11 +144,24 @@ def _question(path: Path, line: int, record: dict[str, Any]) -> Question:
         answer=_joined(raw.get("answers")) or (prediction if isinstance(prediction, str) else ""))
 
 
+def _no_run_here(path: Path, task: str) -> ClueError:
+    """Why ``path`` holds no run of ``task``: a folder of other tasks' runs, an interrupted run, or nothing."""
+    if (path / f".{task}.staging").is_dir():
+        why = f"only an interrupted run, .{task}.staging; 'clue-core run --resume' continues it"
+    else:
+        others = sorted(p.parent.name for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
+        why = (f"it holds runs of {', '.join(others)}; --task names the task to compare" if others
+               else f"no {task}/ folder and no {MANIFEST}")
+    return ClueError(f"{path}: no {task} run here ({why})")
+
+
 def read_run(path: Path, task: str) -> Run:
     """The run in ``path`` (a run folder holding ``<task>/``, or the task folder), checked."""
     folder = task_folder(path, task)
     if not folder.is_dir():
         raise ClueError(f"{path}: no such run folder")
+    if folder == path and not (folder / MANIFEST).is_file():
+        raise _no_run_here(path, task)
     manifest = _json_object(folder / MANIFEST)
     if manifest.get("status") != "complete":
         raise ClueError(f"{folder}: not a complete run (status {manifest.get('status')!r} in {MANIFEST})")

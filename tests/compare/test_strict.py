@@ -72,7 +72,7 @@ def test_not_complete_runs(compare, ref, tmp_path) -> None:
     _expect_error(compare(tmp_path / "nowhere", "--reference", ref, "-o", out), "nowhere: no such run folder", out)
     (tmp_path / "empty").mkdir()
     _expect_error(compare(tmp_path / "empty", "--reference", ref, "-o", out),
-                  "empty: not a complete run (no manifest.json)", out)
+                  "empty: no superclue run here (no superclue/ folder and no manifest.json)", out)
     running = write_run(tmp_path / "running", "a", QUESTIONS, status="running")
     _expect_error(compare(running, "--reference", ref, "-o", out), "not a complete run (status 'running'", out)
     other = write_run(tmp_path / "other", "a", QUESTIONS, task="afqmc")
