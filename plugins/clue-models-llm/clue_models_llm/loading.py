@@ -121,7 +121,7 @@ def pick_dtype(name: str, device: Any) -> Any:
 
 
 def _explain(source: str, exc: Exception) -> ClueError:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = _first_line(exc)
     if "trust_remote_code" in str(exc):
         return ClueError(f"{source}: this checkpoint runs its own code; pass --set trust_remote_code=true only if "
                          f"you trust it ({text})")
@@ -140,10 +140,38 @@ def load_tokenizer(source: str, revision: str, trust_remote_code: bool) -> Any:
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, **options)
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError... for bad checkpoints
-        if not (Path(source).expanduser() / "tokenizer.json").is_file():
+        vocabulary = Path(source).expanduser() / "tokenizer.json"
+        if not vocabulary.is_file():
             raise _explain(source, exc) from None
-        tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
+        try:  # a folder whose tokenizer_config.json names a class transformers lacks: its tokenizer.json alone
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
+        except Exception as fallback:  # a corrupt file: JSONDecodeError, or the tokenizers library's own error
+            raise _unreadable(vocabulary.parent) or ClueError(
+                f"{vocabulary}: cannot be read as a tokenizer ({_first_line(fallback)})") from None
     return tokenizer
+
+
+def _unreadable(folder: Path) -> ClueError | None:
+    """The first of a folder's tokenizer JSON files that is not JSON, named with the parser's line and column."""
+    import json
+
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            json.loads(path.read_bytes())
+        except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+            where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+            return ClueError(f"{path}{where}: not valid JSON ({_first_line(exc)}); save the model again with "
+                             f"save_pretrained")
+    return None
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception's message on one line (its type where it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def load_model(source: str, *, revision: str, trust_remote_code: bool, dtype: Any, device: Any,
