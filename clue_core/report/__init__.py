@@ -6,6 +6,7 @@ averages (:func:`collect_scores`, :func:`group_averages`). With ``-o DIR`` it wr
 on the page) and ``report.md`` (the tables). The modules, one job each:
 
 ``collect``         find run directories, unfinished runs and comparison files
+``records``         check a run's metrics.json fields before they are shown (file and field named)
 ``scored``          re-score a run's dev predictions per example, through the kernel
 ``stats``           seeded, vectorised bootstrap intervals; mean ± std over seeds
 ``error_analysis``  confusion, per-label F1, accuracy by context length, wrong examples
@@ -15,6 +16,7 @@ on the page) and ``report.md`` (the tables). The modules, one job each:
 ``build``           all of the above into report.json's data
 ``fonts``/``charts`` matplotlib charts (imported only here), with or without a CJK font
 ``html``/``markdown`` the two renderings; ``command`` what the CLI calls
+``owned``           which files in ``-o DIR`` clue-core wrote; writing the three together
 """
 
 from __future__ import annotations
