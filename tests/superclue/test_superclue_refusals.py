@@ -166,3 +166,34 @@ def test_the_plan_time_check_accepts_a_good_run_either_folder_and_needs_a_judge(
     pairwise.check_settings({"judge": "", "reference_run": ""})  # nothing asked, nothing to check
     with pytest.raises(ClueError, match="needs a judge"):
         pairwise.check_settings({"judge": "", "reference_run": str(reference)})
+
+
+@pytest.mark.parametrize("kind", ["missing", "running"])
+def test_a_bad_reference_run_stops_a_run_of_several_tasks_before_the_first(run_cli, tmp_path, kernel, reference,
+                                                                            kind) -> None:
+    folder, named = bad_reference(kind, reference, tmp_path, run_cli, kernel)
+    out = tmp_path / "out"
+    result = run_cli("run", "afqmc", "superclue", "--model", "llm-tiny", "--sample", "--set", "judge=llm-tiny",
+                     "--set", f"reference_run={folder}", "-o", out)
+    assert result.exit_code == 2, result.output
+    line = error_line(result.output)
+    assert result.output.strip() == line and "reference_run" in line and named in line, result.output
+    assert not out.exists() or not any(out.iterdir())  # no afqmc run, nothing half-written
+
+
+# -- L7: counts print as whole numbers ---------------------------------------------------
+
+COUNTS = ("questions", "judged", "unjudged", "repair_asked", "repaired", "pairwise_judged", "pairwise_unjudged",
+          "pairwise_missing")
+
+
+def test_the_run_table_prints_counts_as_whole_numbers_and_scores_with_decimals(run_cli, tmp_path, kernel,
+                                                                                reference) -> None:
+    result = run_cli("run", "superclue", "--model", "scripted-rival", "--set", "judge=scripted-judge",
+                     "--set", f"reference_run={reference}", "--sample", "-o", tmp_path / "out", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("superclue "))
+    shown = dict(item.rsplit(" ", 1) for item in row.split("  ")[2].strip().split(", ") if " " in item)
+    dev = json.loads((tmp_path / "out" / "superclue" / "metrics.json").read_text(encoding="utf-8"))["dev"]
+    assert {name: shown[name] for name in COUNTS} == {name: str(int(dev[name])) for name in COUNTS}, row
+    assert shown["score"] == f"{dev['score']:.2f}" and shown["pairwise_win"] == f"{dev['pairwise_win']:.2f}"

@@ -80,6 +80,11 @@ CLOSE = TaskSpec(
     notes="Example ids are '<dimension>/<question id>', so accuracy per dimension needs nothing but the ids.",
 )
 
+#: The totals that count questions or judgments (printed whole); the pairwise ones come with
+#: a reference run, the judge cache ones with a judge whose learner caches.
+SUPERCLUE_COUNTS = ("questions", "judged", "unjudged", "repair_asked", "repaired", "pairwise_judged",
+                    "pairwise_unjudged", "pairwise_missing", "judge_cached", "judge_generated")
+
 SUPERCLUE_METRIC = MetricSpec(
     name="superclue",
     compute=f"{_PACKAGE}.metric:compute",
@@ -87,9 +92,12 @@ SUPERCLUE_METRIC = MetricSpec(
                 "code), aggregated per dimension, per category and in total on 0-100, with judged/unjudged and "
                 "repair counts, IFEval-style strict/loose accuracy and pairwise win/tie/loss",
     kinds=(OPEN_QUESTION,),
-    produces=("score", "questions", "judged", "unjudged", "repair_asked", "repaired"),
+    produces=("score", *SUPERCLUE_COUNTS),
+    counts=SUPERCLUE_COUNTS,
     settings=(JUDGE, REFERENCE_RUN),
     uses_model=True,
+    # a wrong reference_run must stop the run when planned, not after earlier tasks are written
+    check=f"{_PACKAGE}.pairwise:check_settings",
 )
 
 CLOSE_METRIC = MetricSpec(
