@@ -108,6 +108,15 @@ def bad_reference(kind: str, reference: Path, tmp_path: Path, run_cli, kernel) -
         staging = reference / ".superclue.staging"
         shutil.copytree(task_dir, staging)
         return staging, f"{staging}: a staging folder"
+    if kind == "only-staging":  # an output folder whose superclue run was interrupted
+        (task_dir).rename(reference / ".superclue.staging")
+        edit_manifest(reference / ".superclue.staging", status="running")
+        return reference, "only an interrupted run, .superclue.staging"
+    if kind == "other-tasks":  # an output folder holding other tasks' runs only
+        out = tmp_path / "afqmc-run"
+        result = run_cli("run", "afqmc", "--model", "baseline", "--sample", "-o", out, kernel=kernel)
+        assert result.exit_code == 0, result.output
+        return out, f"{out}: no superclue run here (it holds runs of afqmc)"
     if kind == "no-manifest":
         (task_dir / "manifest.json").unlink()
         return reference, f"{task_dir / 'manifest.json'}"
@@ -135,7 +144,8 @@ def bad_reference(kind: str, reference: Path, tmp_path: Path, run_cli, kernel) -
     return tmp_path / "nowhere", str(tmp_path / "nowhere")
 
 
-BAD = ["afqmc", "running", "staging", "no-manifest", "broken-manifest", "no-predictions", "no-prediction-field",
+BAD = ["afqmc", "running", "staging", "only-staging", "other-tasks", "no-manifest", "broken-manifest",
+       "no-predictions", "no-prediction-field",
        "duplicate-id", "empty-predictions", "missing"]
 
 
@@ -197,3 +207,16 @@ def test_the_run_table_prints_counts_as_whole_numbers_and_scores_with_decimals(r
     dev = json.loads((tmp_path / "out" / "superclue" / "metrics.json").read_text(encoding="utf-8"))["dev"]
     assert {name: shown[name] for name in COUNTS} == {name: str(int(dev[name])) for name in COUNTS}, row
     assert shown["score"] == f"{dev['score']:.2f}" and shown["pairwise_win"] == f"{dev['pairwise_win']:.2f}"
+
+
+def test_a_reference_run_gone_by_scoring_time_is_still_refused(run_cli, tmp_path, kernel, reference,
+                                                               monkeypatch) -> None:
+    """Planning saw it (check skipped here, as if the run was removed after planning); scoring refuses."""
+    monkeypatch.setattr(pairwise, "check_settings", lambda settings: None)
+    shutil.rmtree(reference)
+    out = tmp_path / "out"
+    result = run_cli("run", "superclue", "--model", "scripted-rival", "--set", "judge=scripted-judge",
+                     "--set", f"reference_run={reference}", "--sample", "-o", out, kernel=kernel)
+    assert result.exit_code == 2, result.output
+    assert f"{reference}: no such run folder" in error_line(result.output)
+    assert not (out / "superclue").exists() and not (out / ".superclue.staging").exists()

@@ -57,6 +57,8 @@ def reference_file(run: str | Path) -> Path:
         raise ClueError(f"{SETTING}: {task_dir}: a staging folder (a run being written, or one a kill "
                         f"interrupted), not a finished run; name the run's output folder")
     manifest_path = task_dir / MANIFEST
+    if task_dir == folder and not manifest_path.is_file():
+        raise _no_run_here(folder)
     manifest = _manifest(manifest_path)
     if manifest.get("task") != TASK:
         raise ClueError(f"{SETTING}: {manifest_path}: field 'task': a run of {manifest.get('task')!r}, not {TASK!r}")
@@ -67,6 +69,16 @@ def reference_file(run: str | Path) -> Path:
     if not path.is_file():
         raise ClueError(f"{SETTING}: {path}: missing, so {task_dir} is not a complete run")
     return path
+
+
+def _no_run_here(folder: Path) -> ClueError:
+    """Why an output folder holds no superclue run: an interrupted one, other tasks' runs, or nothing."""
+    if (folder / f".{TASK}.staging").is_dir():
+        why = f"only an interrupted run, .{TASK}.staging; 'clue-core run --resume' finishes it"
+    else:
+        others = sorted(p.parent.name for p in folder.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
+        why = f"it holds runs of {', '.join(others)}" if others else f"no {TASK}/ folder and no {MANIFEST}"
+    return ClueError(f"{SETTING}: {folder}: no {TASK} run here ({why})")
 
 
 def _manifest(path: Path) -> dict[str, Any]:
