@@ -15,6 +15,11 @@ while it is unpacked:
   ``.staging-<pid>@<host>.<token>.<name>`` so that one left behind by a killed process
   (``SIGKILL`` runs no cleanup) is recognised and removed by the next extraction there.
 
+A folder unpacked for a user's zip is dropped again when its data is refused, but not
+while another process reads it: readers :func:`hold` it (a shared ``flock`` on the folder
+itself, released when the process ends, killed or not) and :func:`drop_unless_held` only
+removes a folder no other process holds.
+
 Junk that archivers add (``__MACOSX/``, ``.DS_Store``, ``._*``) is skipped here and
 ignored by :func:`is_junk` users. Failures are :class:`DataError`; a failure to *write*
 chains the ``OSError`` as ``__cause__`` so that a caller owning the folder (the data cache)
@@ -177,12 +182,86 @@ def _size(n: int) -> str:
 def _move_into_place(staging: Path, dest_dir: Path) -> None:
     """Rename a finished folder to ``dest_dir``, replacing any previous one."""
     if dest_dir.exists():
-        retired = dest_dir.with_name(f"{_RETIRED}{_owner()}.{os.urandom(6).hex()}.{dest_dir.name}")
+        retired = _retired_name(dest_dir)
         os.replace(dest_dir, retired)
         os.replace(staging, dest_dir)
         shutil.rmtree(retired, ignore_errors=True)
     else:
         os.replace(staging, dest_dir)
+
+
+def _retired_name(folder: Path) -> Path:
+    """A name to move ``folder`` to before deleting it (one left by a kill goes with :func:`remove_leftovers`)."""
+    return folder.with_name(f"{_RETIRED}{_owner()}.{os.urandom(6).hex()}.{folder.name}")
+
+
+# --------------------------------------------------------------------------- folders in use
+
+_HELD: dict[str, int] = {}
+"""Folders this process reads: absolute path -> a descriptor holding a shared ``flock`` on it."""
+
+
+def hold(folder: Path) -> bool:
+    """Mark ``folder`` as read by this process until it ends; False if there is no such folder.
+
+    The shared lock is taken on the folder's own descriptor and checked to still be the
+    folder at that path, so one that was being dropped meanwhile is not taken for it.
+    """
+    key = os.path.abspath(folder)
+    if key in _HELD:
+        return True
+    try:
+        import fcntl
+    except ImportError:  # Windows: nothing to lock with; folders are then never held
+        return os.path.isdir(key)
+    try:
+        fd = os.open(key, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        current = os.stat(key)
+        locked = os.fstat(fd)
+        same = (current.st_dev, current.st_ino) == (locked.st_dev, locked.st_ino)
+    except OSError:
+        same = False
+    if not same:
+        os.close(fd)
+        return False
+    _HELD[key] = fd
+    return True
+
+
+def drop_unless_held(folder: Path) -> bool:
+    """Delete ``folder`` unless another process holds it; this process's hold ends either way.
+
+    The caller keeps others from unpacking into the same path meanwhile (the data
+    cache's per-archive lock).
+    """
+    key = os.path.abspath(folder)
+    fd = _HELD.pop(key, None)
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if fd is None and fcntl is not None:
+        try:
+            fd = os.open(key, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return False
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another process reads it: the last one to refuse it drops it
+                return False
+        retired = _retired_name(Path(key))
+        os.replace(key, retired)
+        shutil.rmtree(retired, ignore_errors=True)
+        return True
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 # --------------------------------------------------------------------------- leftovers of killed processes

@@ -10,13 +10,16 @@ cache names the cache (and ``$CLUE_HOME``), since that is what the user can chan
 
 Files unpacked from a user's zip are the user's files: :func:`display_path` and
 :func:`describe_input_error` show them as ``<their zip>:<member>`` rather than as the
-cache copy nobody knows about.
+cache copy nobody knows about; when such a file's data is refused, that copy is dropped
+as the process ends (unless another run still reads it), since a fixed zip is unpacked
+under its new sha256.
 
 Stdlib only: the CLI imports this module for ``clue-core list``, which must stay fast.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.resources
 import os
@@ -25,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from clue_core import archive
 from clue_core.archive import JUNK_NAMES, JUNK_PARTS, is_junk, safe_extract
 from clue_core.download import BACKOFF_SECONDS, DATA_URL_ENV, download_source, file_digests, source_urls
 from clue_core.errors import DataError, InputError
@@ -144,7 +148,34 @@ def describe_input_error(exc: InputError) -> InputError:
     shown = display_path(exc.path)
     if shown == exc.path:
         return exc
+    _drop_refused(exc.path)
     return InputError(shown, exc.reason, line=exc.line, field=exc.field, record=exc.record)
+
+
+_REFUSED: set[str] = set()
+"""Folders unpacked from a user's zip whose data was refused; dropped when the process ends."""
+
+
+def _drop_refused(path: str) -> None:
+    """Have the copy of the user's zip that ``path`` is in dropped at exit: its data was refused,
+    and a fixed zip has another sha256, so nothing would use it again. Not at once: a caller
+    such as ``clue-core check`` goes on reading the other files to report their problems too."""
+    absolute = os.path.abspath(path)
+    for root in _USER_ZIPS:
+        if absolute == root or absolute.startswith(root + os.sep):
+            if not _REFUSED:
+                atexit.register(drop_refused)
+            _REFUSED.add(root)
+            return
+
+
+def drop_refused() -> None:
+    """Delete the refused copies (see :func:`_drop_refused`), except those another run still reads
+    (:func:`clue_core.archive.drop_unless_held`); the refusal's message matters more than this."""
+    while _REFUSED:
+        root = Path(_REFUSED.pop())
+        with contextlib.suppress(OSError), _exclusive(f"extract-{root.name}", root.parent.parent):
+            archive.drop_unless_held(root)
 
 
 # --------------------------------------------------------------------------- the cache
@@ -164,8 +195,8 @@ def ensure_task_data(task: TaskSpec, *, progress: bool = True) -> Path:
         raise DataError(f"task {task.name} has no download source: get its files yourself and pass --data-dir")
     with _writing_cache(), _exclusive(task.source.filename):
         if not folder.is_dir():  # else another process finished while we waited
-            archive = download_source(task.source, clue_home() / "downloads", progress=progress)
-            safe_extract(archive, folder)
+            downloaded = download_source(task.source, clue_home() / "downloads", progress=progress)
+            safe_extract(downloaded, folder)
     return folder
 
 
@@ -190,7 +221,7 @@ def _cache_write_error(exc: OSError) -> DataError:
 
 
 @contextlib.contextmanager
-def _exclusive(name: str) -> Iterator[None]:
+def _exclusive(name: str, home: Path | None = None) -> Iterator[None]:
     """Serialise work on one archive across processes (e.g. ranks of ``accelerate launch``).
 
     The lock file lives in ``clue_home()/locks`` and its holder deletes it on release, so
@@ -203,7 +234,7 @@ def _exclusive(name: str) -> Iterator[None]:
     except ImportError:
         yield
         return
-    lock_dir = clue_home() / "locks"
+    lock_dir = (home or clue_home()) / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     path = lock_dir / f"{name}.lock"
     while True:
@@ -342,9 +373,10 @@ def _extract_user_zip(zip_path: Path) -> Path:
     except OSError as exc:
         raise DataError(f"{zip_path}: cannot read ({exc.strerror})") from None
     folder = clue_home() / "extracted" / digest
-    if not folder.is_dir():
+    if not archive.hold(folder):  # held while this process reads it, so a refusal elsewhere keeps it
         with _writing_cache(), _exclusive(f"extract-{digest}"):
-            if not folder.is_dir():
+            if not archive.hold(folder):  # else another process finished while we waited
                 safe_extract(zip_path, folder)
+                archive.hold(folder)
     _USER_ZIPS[os.path.abspath(folder)] = zip_path
     return folder
