@@ -34,6 +34,7 @@ from clue_core.plugin import (
 from clue_models_hf import encoding, loading, tiny
 from clue_models_hf.batching import Collator
 from clue_models_hf.runtime import check_log_with, check_mixed_precision, infer, make_accelerator, stack_padded
+from clue_models_hf.saving import disk_errors, share_weights
 from clue_models_hf.settings import Settings
 from clue_models_hf.spans import decode_windows
 from clue_models_hf.training import BEST, Trainer
@@ -207,8 +208,11 @@ class HFLearner:
             raise ClueError("nothing to save: the model was neither trained nor loaded")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
+        with disk_errors(directory / "model.safetensors"):
+            self.model.save_pretrained(directory)
+        with disk_errors(directory):
+            self.tokenizer.save_pretrained(directory)
+        share_weights(directory)
         write_json(directory / MODEL_FILE, {
             "model": "hf",
             "task": self.task.name,
@@ -279,7 +283,9 @@ class HFLearner:
         from safetensors.torch import save_model
 
         directory.mkdir(parents=True, exist_ok=True)
-        save_model(self.model, str(directory / BEST_WEIGHTS))
+        with disk_errors(directory / BEST_WEIGHTS):
+            save_model(self.model, str(directory / BEST_WEIGHTS))
+        share_weights(directory)
 
     def _restore_best(self, directory: Path) -> None:
         from safetensors.torch import load_model

@@ -35,6 +35,7 @@ from clue_models_hf.batching import Collator, LengthGroupedBatches
 from clue_models_hf.encoding import Features
 from clue_models_hf.heads import forward
 from clue_models_hf.runtime import native_cpu_bf16
+from clue_models_hf.saving import disk_errors, share_weights
 from clue_models_hf.settings import Settings
 
 STATE_FILE = "trainer_state.json"
@@ -304,9 +305,13 @@ class Trainer:
         if acc.is_main_process:
             staging = self.output_dir / f".{BEST}.tmp"
             shutil.rmtree(staging, ignore_errors=True)
-            self.save_best(staging)
-            write_json(staging / "best.json", {"step": self.state.global_step, "metric": self.primary_metric,
-                                               "value": self.state.best_metric})
+            try:
+                self.save_best(staging)
+                write_json(staging / "best.json", {"step": self.state.global_step, "metric": self.primary_metric,
+                                                   "value": self.state.best_metric})
+            except OSError:  # a disk fault: the half-written copy only takes space
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)
         acc.wait_for_everyone()
@@ -314,9 +319,17 @@ class Trainer:
     def _checkpoint(self) -> None:
         acc = self.accelerator
         folder = self.output_dir / CHECKPOINTS / f"step-{self.state.global_step:08d}"
-        acc.save_state(str(folder))
+        try:
+            with disk_errors(folder):
+                acc.save_state(str(folder))
+            if acc.is_main_process:
+                share_weights(folder)
+                write_json(folder / STATE_FILE, asdict(self.state))
+        except OSError:  # a disk fault: without its state file the checkpoint is never resumed from
+            if acc.is_main_process:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         if acc.is_main_process:
-            write_json(folder / STATE_FILE, asdict(self.state))
             self._prune_checkpoints()
         acc.wait_for_everyone()
 
