@@ -5,6 +5,11 @@ where the key hashes the rendered prompt (with its choices), the example kind an
 setting that changes answers. SQLite's transactions make every entry whole or absent and
 let several processes (a data-parallel run) write one file; entries are committed batch
 by batch, so a run killed half-way has every finished batch.
+
+An entry that is not JSON, or that the reader's ``valid`` check refuses (another
+version's shape, a flipped bit inside a value), is a miss: it is computed again and
+replaced. A file SQLite cannot read or write is one :class:`ClueError` naming it and the
+ways out (``--cache DIR``, ``--set result_cache=false``, deleting a damaged file).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,8 @@ from clue_models_llm.prompts import sha256
 
 #: Seconds a writer waits for another process's transaction.
 BUSY_TIMEOUT = 120.0
+#: What every message about an unusable cache file offers.
+WAYS_OUT = "point --cache at another folder, or pass --set result_cache=false"
 
 
 def entry_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
@@ -56,8 +63,16 @@ class ResultCache:
             self._retry(lambda: connection.execute("INSERT OR IGNORE INTO model VALUES (?, ?)",
                                                    (model_identity, time.strftime("%Y-%m-%dT%H:%M:%S"))))
         except (OSError, sqlite3.Error) as exc:
-            raise ClueError(f"cannot use the result cache {self.path}: {exc}") from None
+            raise self._fault("use", exc) from None
         self._connection = connection
+
+    def _fault(self, doing: str, exc: BaseException) -> ClueError:
+        """One line for a cache file SQLite refused: which file, what went wrong, and the ways out."""
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            # "database disk image is malformed", "file is not a database": the answers in it are lost anyway
+            return ClueError(f"the result cache {self.path} is damaged ({exc}): delete that file (its results are "
+                             f"computed again), {WAYS_OUT}")
+        return ClueError(f"cannot {doing} the result cache {self.path}: {exc}; {WAYS_OUT}")
 
     @staticmethod
     def _retry(action: Any, attempts: int = 20) -> Any:
@@ -74,19 +89,18 @@ class ResultCache:
     def enabled(self) -> bool:
         return self._connection is not None
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+    def get_many(self, keys: Iterable[str], valid: Callable[[str, Any], bool] | None = None) -> dict[str, Any]:
+        """The cached entries of ``keys``; one that is not JSON or that ``valid`` refuses is a miss."""
         keys = list(dict.fromkeys(keys))
         if self._connection is None:
             self.misses += len(keys)
             return {}
         found: dict[str, Any] = {}
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._retry(lambda chunk=chunk, marks=marks: self._connection.execute(  # type: ignore[union-attr]
-                f"SELECT key, value FROM results WHERE key IN ({marks})", chunk).fetchall())
-            for key, value in rows:
-                found[key] = json.loads(value)
+            for key, value in self._select(keys[start:start + 500]):
+                entry = _decoded(value)
+                if entry is not None and (valid is None or valid(key, entry)):
+                    found[key] = entry
         self.hits += len(found)
         self.misses += len(keys) - len(found)
         return found
@@ -110,8 +124,19 @@ class ResultCache:
         try:
             self._retry(write)
         except sqlite3.Error as exc:
-            raise ClueError(f"cannot write the result cache {self.path}: {exc}") from None
+            raise self._fault("write", exc) from None
         self.written += len(rows)
+
+    def _select(self, chunk: list[str]) -> list[tuple[str, Any]]:
+        """The stored rows of ``chunk``; a damaged page becomes one line, not a traceback."""
+        connection = self._connection
+        assert connection is not None
+        marks = ",".join("?" * len(chunk))
+        try:
+            return self._retry(lambda: connection.execute(
+                f"SELECT key, value FROM results WHERE key IN ({marks})", chunk).fetchall())
+        except sqlite3.Error as exc:
+            raise self._fault("read", exc) from None
 
     def close(self) -> None:
         if self._connection is not None:
@@ -121,3 +146,13 @@ class ResultCache:
     def stats(self) -> dict[str, Any]:
         return {"path": str(self.path) if self.path else None, "hits": self.hits, "misses": self.misses,
                 "written": self.written}
+
+
+def _decoded(value: Any) -> Any:
+    """A stored value as JSON; ``None`` (a miss) for one that is not text holding JSON."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
