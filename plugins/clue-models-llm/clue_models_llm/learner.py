@@ -37,6 +37,7 @@ from clue_core.plugin import (
 )
 from clue_models_llm.cache import ResultCache, entry_key
 from clue_models_llm.distributed import ensure_group, gather, shard
+from clue_models_llm.entries import generation_ok, likelihood_ok
 from clue_models_llm.extract import (
     THINK_OPEN,
     TRADITIONAL_CONFIG,
@@ -48,7 +49,7 @@ from clue_models_llm.extract import (
     split_thinking,
     traditional_converter,
 )
-from clue_models_llm.prompts import Question, Renderer, draw_demos, example_fields, require_prompt, sha256
+from clue_models_llm.prompts import Question, Renderer, check_shots, draw_demos, example_fields, require_prompt, sha256
 from clue_models_llm.settings import Settings
 
 #: Settings that only generation reads.
@@ -103,6 +104,10 @@ class LLMLearner:
         self.key_settings = {s.name: self.values[s.name] for s in self.declared if s.cache_key}
         # what only generation reads does not key likelihood results
         self.likelihood_key_settings = {k: v for k, v in self.key_settings.items() if k not in GENERATION_ONLY}
+
+    def check_plan(self, splits: Mapping[str, Sequence[Example]]) -> None:
+        """At planning, before any task runs: few-shot demos this task's training split cannot give."""
+        check_shots(splits.get("train", ()), self.settings.shots, self.task.name)
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         self.context = context
@@ -266,7 +271,9 @@ class LLMLearner:
         ppl = method == "ppl"
         keys = [self._key({"kind": "loglikelihood", "prompt": q.prompt, "choices": list(q.choices), "ppl": ppl})
                 for q in questions]
-        results = self.cache.get_many(keys) if self.cache else {}
+        sizes = dict(zip(keys, (len(q.choices) for q in questions)))
+        results = self.cache.get_many(keys, lambda key, entry: likelihood_ok(entry, sizes[key], ppl)
+                                      ) if self.cache else {}
         missing = _first_missing(keys, results)
         self._echo(f"{self.name}: scoring {_count(len(questions), 'example')} by likelihood "
                    f"({len(questions) - len(missing)} cached)")
@@ -318,7 +325,7 @@ class LLMLearner:
         settings = self.settings
         seed = self.context.seed if self.context and settings.temperature > 0 else None
         keys = [self._key({"kind": "generate", "prompt": prompt, "seed": seed}) for prompt in prompts]
-        results = self.cache.get_many(keys) if self.cache else {}
+        results = self.cache.get_many(keys, lambda key, entry: generation_ok(entry)) if self.cache else {}
         missing = _first_missing(keys, results)
         self._echo(f"{self.name}: generating {_count(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
         if missing:

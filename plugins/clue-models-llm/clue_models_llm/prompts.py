@@ -214,14 +214,23 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def check_shots(train: Sequence[Any], shots: int, task: str) -> list[Any]:
+    """The labelled training examples demos are drawn from; ClueError when there are fewer than ``shots``.
+
+    Called when the run is planned (before any task of it runs) and again when demos are drawn.
+    """
+    pool = [example for example in train if _has_gold(example)] if shots else []
+    if len(pool) < shots:
+        raise ClueError(f"{task}: shots={shots} needs {shots} labelled training examples, the run has "
+                        f"{len(pool)}")
+    return pool
+
+
 def draw_demos(train: Sequence[Any], shots: int, seed: int, task: str) -> list[Any]:
     """``shots`` labelled training examples drawn with ``seed``, in drawn order."""
     if shots == 0:
         return []
-    pool = [example for example in train if _has_gold(example)]
-    if len(pool) < shots:
-        raise ClueError(f"{task}: shots={shots} needs {shots} labelled training examples, the run has "
-                        f"{len(pool)}")
+    pool = check_shots(train, shots, task)
     import random
 
     return random.Random(seed).sample(pool, shots)
