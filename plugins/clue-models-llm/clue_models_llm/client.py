@@ -4,7 +4,8 @@ The ``openai`` SDK builds the requests and parses the answers into its own typed
 responses (so anything a real server sends is read the way OpenAI documents it); its own
 retries are off, because this module decides what is retried and counts it:
 
-* 429, 5xx, a dropped connection and a timeout are retried up to ``retries`` times, after
+* 429, 5xx, a dropped connection, a timeout and a 200 whose JSON is cut short (counted as
+  ``invalid JSON``) are retried up to ``retries`` times, after
   the server's ``Retry-After`` (seconds or an HTTP date, or ``retry-after-ms``) or a
   doubling backoff from 1 s with jitter;
 * 401/403 (the key), 404 (the model or the endpoint) and 400 (a request the server will
@@ -19,6 +20,7 @@ message: every error text passes through :meth:`ServerClient.clean` first.
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import random
 import threading
@@ -37,11 +39,16 @@ BACKOFF = 1.0
 
 
 class RequestRefused(ClueError):
-    """The server refused a request for good (4xx other than 429): one line, and its status."""
+    """The server refused a request for good (4xx other than 429): one line, and its status.
 
-    def __init__(self, message: str, status: int | None) -> None:
+    ``unserved``: the server lists its models and the one asked for is not among them, so the
+    refusal says nothing about the request itself (``mode=auto``'s probe must not remember it).
+    """
+
+    def __init__(self, message: str, status: int | None, unserved: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.unserved = unserved
 
 
 @dataclass
@@ -214,7 +221,8 @@ class ServerClient:
             text = text.replace(self._key, "***")
         return " ".join(str(text).split())
 
-    def _where(self) -> str:
+    def where(self) -> str:
+        """The server and model, as every message names them."""
         return f"{self.base_url} (model {self.model!r})"
 
     # -- one request ---------------------------------------------------------------------
@@ -227,7 +235,7 @@ class ServerClient:
         attempt = 0
         while True:
             if self._stopping.is_set():
-                raise ClueError(f"{self._where()}: stopped")
+                raise ClueError(f"{self.where()}: stopped")
             self._pacer.wait()
             with self._lock:
                 self._in_flight += 1
@@ -236,48 +244,57 @@ class ServerClient:
             try:
                 response = endpoint.create(model=self.model, **body)
             except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
-                cause = _cause(exc)
-                if attempt >= self.retries:
-                    raise ClueError(f"{self._where()}: gave up after {attempt + 1} attempts; last: "
-                                    f"{self.clean(_describe(exc))} (settings 'retries', 'timeout')") from None
                 headers = getattr(getattr(exc, "response", None), "headers", None)
-                wait_for = retry_after(headers)
-                if wait_for is None:
-                    wait_for = BACKOFF * 2 ** attempt * (0.5 + random.random() / 2)
-                with self._lock:
-                    self.traffic.retries[cause] = self.traffic.retries.get(cause, 0) + 1
-                self._stopping.wait(min(wait_for, MAX_WAIT))
+                self._wait_to_retry(attempt, _cause(exc), _describe(exc), retry_after(headers))
+                attempt += 1
+                continue
+            except ValueError as exc:  # a 200 "application/json" whose body is cut short: JSONDecodeError
+                if not isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+                    raise
+                self._wait_to_retry(attempt, "invalid JSON", f"the answer is not valid JSON ({exc})", None)
                 attempt += 1
                 continue
             except openai.APIResponseValidationError as exc:
-                raise ClueError(f"{self._where()}: the answer is not an OpenAI response: "
+                raise ClueError(f"{self.where()}: the answer is not an OpenAI response: "
                                 f"{self.clean(_describe(exc))}") from None
             except openai.APIStatusError as exc:
-                raise RequestRefused(self._refusal(exc), getattr(exc, "status_code", None)) from None
+                raise self._refused(exc) from None
             finally:
                 with self._lock:
                     self._in_flight -= 1
             if not hasattr(response, "choices"):  # a 200 that is not JSON (a proxy's page): the SDK returns text
-                raise ClueError(f"{self._where()}: the answer is not an OpenAI response (it begins "
+                raise ClueError(f"{self.where()}: the answer is not an OpenAI response (it begins "
                                 f"{self.clean(str(response))[:80]!r}); check base_url")
             with self._lock:
                 self.traffic.answered += 1
             return response
 
-    def _refusal(self, exc: Any) -> str:
+    def _wait_to_retry(self, attempt: int, cause: str, description: str, asked: float | None) -> None:
+        """Count a retry of ``cause`` and wait for it (``asked``: the server's Retry-After), or give up."""
+        if attempt >= self.retries:
+            raise ClueError(f"{self.where()}: gave up after {attempt + 1} attempts; last: "
+                            f"{self.clean(description)} (settings 'retries', 'timeout')") from None
+        wait_for = asked if asked is not None else BACKOFF * 2 ** attempt * (0.5 + random.random() / 2)
+        with self._lock:
+            self.traffic.retries[cause] = self.traffic.retries.get(cause, 0) + 1
+        self._stopping.wait(min(wait_for, MAX_WAIT))
+
+    def _refused(self, exc: Any) -> RequestRefused:
+        """The one line for a refusal: the key, a model the server does not serve, a wrong path, or the request."""
         status = getattr(exc, "status_code", None)
         message = self.clean(_describe(exc))
         if status in (401, 403):
             held = f"${self.key_env}" if self._key else f"no key (${self.key_env} is not set)"
-            return f"{self._where()} refused the request ({status}) with {held}: {message}"
+            return RequestRefused(f"{self.where()} refused the request ({status}) with {held}: {message}", status)
         offered = self._offered() if status in (400, 404, 422) else None
         if offered is not None and self.model not in offered:
             listed = ", ".join(offered[:10]) or "nothing"
-            return f"{self.base_url} does not serve model {self.model!r} (it offers: {listed}): {message}"
+            return RequestRefused(f"{self.base_url} does not serve model {self.model!r} (it offers: {listed}): "
+                                  f"{message}", status, unserved=True)
         if status == 404:
-            return (f"{self._where()}: not found (404): {message}; check that base_url ends with the API root "
-                    f"(e.g. /v1)")
-        return f"{self._where()} refused the request ({status}): {message}"
+            return RequestRefused(f"{self.where()}: not found (404): {message}; check that base_url ends with the "
+                                  f"API root (e.g. /v1)", status)
+        return RequestRefused(f"{self.where()} refused the request ({status}): {message}", status)
 
     def _offered(self) -> list[str] | None:
         """The model names the server lists (``None`` where it lists none: say nothing of them)."""

@@ -15,19 +15,24 @@ result cache, answer extraction. Only the two places where a model computes are 
   ``tool_calls``.
 
 ``mode=auto`` scores by likelihood where the server echoes prompt log-probabilities and
-generates elsewhere; whether it does is asked once (a one-token probe), and the answer is
-cached with the results, so a resumed or repeated run sends nothing. Every answer is
-committed to the cache as it arrives, so a killed run resumes with no request repeated.
+generates elsewhere; whether it does is asked once (a one-token probe), and a real answer
+to it is cached with the results, so a resumed or repeated run sends nothing. A probe the
+server refuses (400/404/422) falls back to generation for this run only and is asked again
+next time; a refusal because the server does not serve the model ends the run. Every answer
+is committed to the cache as it arrives, so a killed run resumes with no request repeated.
+An answer of another shape (a field missing or of another type) is one line naming the
+server, and is never cached.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, ClueError, Example, RunContext, Setting, TaskSpec
 from clue_models_llm.client import RequestRefused, ServerClient, Usage, server_url, usage_of
+from clue_models_llm.entries import generation_ok, likelihood_ok, probe_ok
 from clue_models_llm.learner import LLMLearner
 from clue_models_llm.prompts import Message, Question, Renderer
 
@@ -35,6 +40,8 @@ from clue_models_llm.prompts import Message, Question, Renderer
 CHAT_MARK = "\u0000chat:"
 #: The probe's prompt: short, and any tokenizer splits it into more than one token.
 PROBE_PROMPT = "你好，世界"
+#: What reading an answer of an unexpected shape raises (a field missing, a text that is a number…).
+SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
@@ -84,6 +91,34 @@ def parse_likelihood(response: Any, question: Question) -> dict[str, Any]:
         tokens.append(sum(1 for v in continuation if v is not None))
     return {"logprobs": logprobs, "tokens": tokens, "prefix_logprob": float(sum(prefix)),
             "prefix_tokens": len(prefix), "usage": usage_of(response)}
+
+
+def probe_answer(response: Any) -> dict[str, Any]:
+    """What the probe's answer says: whether the prompt came back with its token log-probabilities."""
+    choice = response.choices[0] if response.choices else None
+    logprobs = choice.logprobs if choice is not None else None
+    values = getattr(logprobs, "token_logprobs", None) if logprobs is not None else None
+    offsets = getattr(logprobs, "text_offset", None) if logprobs is not None else None
+    echoed = bool(choice is not None and (choice.text or "").startswith(PROBE_PROMPT))
+    if echoed and values and offsets and len(values) == len(offsets):
+        return {"capable": True, "why": "the server echoes prompt log-probabilities"}
+    return {"capable": False, "why": "its completions ignore echo/logprobs (no prompt log-probabilities came back)"}
+
+
+def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callable[[Any], bool], response: Any,
+                *args: Any) -> dict[str, Any]:
+    """``parse(response, *args)``, checked by ``valid``: an answer of another shape is one line naming ``where``."""
+    try:
+        entry = parse(response, *args)
+    except ClueError as exc:
+        raise ClueError(f"{where}: {exc}") from None
+    except SHAPE_ERRORS as exc:
+        raise ClueError(f"{where}: the answer is not an OpenAI response of the expected shape "
+                        f"({type(exc).__name__}: {exc})") from None
+    if not valid(entry):
+        raise ClueError(f"{where}: the answer is not an OpenAI response of the expected shape (a field is missing "
+                        f"or of another type)")
+    return entry
 
 
 def parse_generation(response: Any, chat: bool) -> dict[str, Any]:
@@ -179,26 +214,17 @@ class ServerLearner(LLMLearner):
         """Whether completions echo prompt log-probabilities: asked once, the answer cached."""
         assert self.client is not None and self.cache is not None
         key = self._key({"kind": "probe", "probe": "echo+logprobs"})
-        known = self.cache.get_many([key]).get(key)
+        known = self.cache.get_many([key], lambda key, entry: probe_ok(entry)).get(key)
         if known is None:
             body = {"prompt": PROBE_PROMPT, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
             try:
                 response = self.client.call("completions", body)
             except RequestRefused as exc:
-                if exc.status not in (400, 404, 422):
-                    raise
-                known = {"capable": False, "why": f"its completions endpoint refuses echo + logprobs ({exc.status})"}
-            else:
-                choice = response.choices[0] if response.choices else None
-                logprobs = choice.logprobs if choice is not None else None
-                values = getattr(logprobs, "token_logprobs", None) if logprobs is not None else None
-                offsets = getattr(logprobs, "text_offset", None) if logprobs is not None else None
-                echoed = bool(choice is not None and (choice.text or "").startswith(PROBE_PROMPT))
-                if echoed and values and offsets and len(values) == len(offsets):
-                    known = {"capable": True, "why": "the server echoes prompt log-probabilities"}
-                else:
-                    known = {"capable": False, "why": "its completions ignore echo/logprobs (no prompt "
-                                                      "log-probabilities came back)"}
+                if exc.unserved or exc.status not in (400, 404, 422):
+                    raise  # not serving the model says nothing of echo: the run cannot go on anyway
+                # not remembered: a refusal may be the server's passing state (a model loading, a proxy)
+                return False, f"its completions endpoint refuses echo + logprobs ({exc.status})"
+            known = read_answer(self.client.where(), probe_answer, probe_ok, response)
             self.cache.put_many({key: known})
         return bool(known["capable"]), str(known["why"])
 
@@ -214,8 +240,13 @@ class ServerLearner(LLMLearner):
     def _score_missing(self, questions: Sequence[Question], keys: Sequence[str], results: dict[str, Any],
                        ppl: bool) -> None:
         assert self.client is not None
+        where = self.client.where()
         for index, response in self.client.map("completions", [likelihood_body(q) for q in questions]):
-            self._store(results, {keys[index]: parse_likelihood(response, questions[index])})
+            question = questions[index]
+            size = len(question.choices)
+            entry = read_answer(where, parse_likelihood, lambda e, size=size: likelihood_ok(e, size, True),
+                                response, question)
+            self._store(results, {keys[index]: entry})
 
     def _generate_missing(self, prompts: Sequence[str], keys: Sequence[str], results: dict[str, Any]) -> None:
         assert self.client is not None
@@ -230,8 +261,10 @@ class ServerLearner(LLMLearner):
                 bodies.append({**json.loads(prompt[len(CHAT_MARK):]), **common})
             else:
                 bodies.append({"prompt": prompt, **common})
+        where = self.client.where()
         for index, response in self.client.map("chat" if chat else "completions", bodies):
-            self._store(results, {keys[index]: {**parse_generation(response, chat), "truncated": 0}})
+            entry = read_answer(where, parse_generation, generation_ok, response, chat)
+            self._store(results, {keys[index]: {**entry, "truncated": 0}})
 
     # -- reporting ------------------------------------------------------------------------
 
