@@ -55,7 +55,8 @@ def read_model_file(source: str) -> dict[str, Any] | None:
 
 
 def _explain(source: str, exc: Exception) -> ClueError:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    """One line for a loading failure; transformers' messages span lines and are kept whole."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
     if "trust_remote_code" in str(exc):
         return ClueError(f"{source}: this checkpoint runs its own code; pass --set trust_remote_code=true "
                          f"only if you trust it ({text})")
@@ -154,10 +155,15 @@ def hub_offline(active: bool) -> Iterator[None]:
 
 
 def check_source(source: str) -> None:
+    """Refuse a local path that is no model folder before anything runs (transformers would take an
+    existing folder for the model and fail at the tokenizer with a message of several lines)."""
     path = Path(source).expanduser()
     looks_local = source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
     if looks_local and not path.is_dir():
         raise ClueError(f"{source}: no such model directory")
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise ClueError(f"{source}: not a model directory (no config.json); pass the model/ folder of an earlier "
+                        f"run, a save_pretrained folder or a hub id")
 
 
 def load_tokenizer(source: str, trust_remote_code: bool, local_only: bool = False) -> Any:
