@@ -88,13 +88,21 @@ class RunPaths:
         shutil.rmtree(replaced, ignore_errors=True)
 
     def publish(self) -> None:
-        """Put the complete staging folder in place of the final one, replacing an older run."""
+        """Put the complete staging folder in place of the final one, replacing an older run.
+
+        A rename can fail too (a full disk may not let a directory grow): the older run is
+        then put back at once, not left under its temporary name.
+        """
         replaced = self._replaced()
         if self.final.exists():
             if replaced.exists():
                 shutil.rmtree(replaced)
             os.rename(self.final, replaced)
-            os.rename(self.staging, self.final)
+            try:
+                os.rename(self.staging, self.final)
+            except OSError:
+                os.rename(replaced, self.final)
+                raise
             shutil.rmtree(replaced, ignore_errors=True)
         else:
             os.rename(self.staging, self.final)

@@ -100,3 +100,21 @@ def test_a_full_disk_at_planning_is_one_line_and_leaves_nothing(run_cli, tmp_pat
     assert f"cannot write to output directory {out}: No space left on device" in result.output
     assert not out.exists()  # no .review-sentiment.lock.<pid> keeps it
 
+
+
+def test_a_full_disk_while_replacing_a_run_keeps_the_old_one_in_place(run_cli, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    assert run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out).exit_code == 0
+    before = (out / TASK / "manifest.json").read_bytes()
+    real = os.rename
+
+    def rename(source, target, *args, **kwargs):
+        if str(source).endswith(".staging"):  # the directory cannot grow: the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source), None, str(target))
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+    result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out, "--overwrite", "--seed", "3")
+    assert result.exit_code == 2 and "No space left on device" in result.output, result.output
+    assert (out / TASK / "manifest.json").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == [TASK]  # no staging, lock or replaced folder left
