@@ -32,7 +32,10 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     """Open a temporary sibling of ``path``; rename it over ``path`` only on success."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = _create_temporary(path)
+    try:
+        fd, tmp_name = _create_temporary(path)
+    except OSError as exc:  # named as the file meant, not a temporary name nobody will find
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     binary = "b" in mode
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
@@ -88,11 +91,6 @@ DISK_FAULTS = {
     errno.EIO: "the disk reported an I/O error: check the disk, then try again",
     errno.EFBIG: "the file is too large for this file system: write somewhere else",
 }
-
-
-def is_disk_fault(exc: BaseException) -> bool:
-    """Whether ``exc`` says the disk cannot take the data (full, quota, read-only, I/O error)."""
-    return isinstance(exc, OSError) and exc.errno in DISK_FAULTS
 
 
 def disk_fault_message(subject: str, exc: OSError) -> str:

@@ -118,3 +118,17 @@ def test_a_full_disk_while_replacing_a_run_keeps_the_old_one_in_place(run_cli, t
     assert result.exit_code == 2 and "No space left on device" in result.output, result.output
     assert (out / TASK / "manifest.json").read_bytes() == before
     assert sorted(p.name for p in out.iterdir()) == [TASK]  # no staging, lock or replaced folder left
+
+
+def test_a_temporary_that_cannot_be_created_is_named_as_the_file_meant(tmp_path, monkeypatch):
+    real = os.open
+
+    def full(name, flags, *args):
+        if flags & os.O_CREAT:  # no room for one more entry (inodes used up)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), name)
+        return real(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", full)
+    with pytest.raises(OSError) as caught:
+        write_json(tmp_path / "metrics.json", {})
+    assert caught.value.filename == str(tmp_path / "metrics.json")
