@@ -185,9 +185,14 @@ def test_a_run_over_a_damaged_cache_is_one_line_and_writes_nothing(run_cli, tmp_
     assert tiny_run(run_cli, tmp_path / "a", cache).exit_code == 0
     path = only_sqlite(cache)
     flip_results_pages(path)
-    result = tiny_run(run_cli, tmp_path / "b", cache)
-    one_line_error(result, str(path), *WAYS_OUT)
-    assert not (tmp_path / "b").exists()
+    for _ in range(2):  # refused again, not "repaired" into something else
+        result = tiny_run(run_cli, tmp_path / "b", cache)
+        one_line_error(result, str(path), "delete that file", *WAYS_OUT)
+        assert not (tmp_path / "b").exists()
+    path.unlink()  # the way out the line names first
+    again = tiny_run(run_cli, tmp_path / "b", cache)
+    assert again.exit_code == 0, again.output
+    assert metrics(tmp_path / "b" / "afqmc")["dev"] == metrics(tmp_path / "a" / "afqmc")["dev"]
 
 
 def test_a_run_whose_cache_folder_cannot_be_written_is_one_line(run_cli, tmp_path, monkeypatch) -> None:
