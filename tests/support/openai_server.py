@@ -526,6 +526,7 @@ class OpenAIServer:
         self.created = int(time.time())
         self._port = port
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified whenever a counter changes
         self._stopped = threading.Event()
         self._requests: list[RequestRecord] = []
         self._answered: collections.Counter[str] = collections.Counter()
@@ -628,7 +629,22 @@ class OpenAIServer:
     def stats(self) -> dict[str, int]:
         """What ``GET /stats`` answers."""
         with self._lock:
-            return {"requests": len(self._requests), "answered": sum(self._answered.values()),
+            return self._stats()
+
+    def wait_for(self, predicate: Callable[[dict[str, int]], bool], timeout: float = 30.0) -> dict[str, int]:
+        """Block until ``predicate(stats)`` holds, woken by each counter change, and return those stats.
+
+        Tests synchronise on the server's state with it instead of sleeping; ``timeout`` only
+        guards against a hang and raises ``TimeoutError`` with the stats last seen.
+        """
+        with self._changed:
+            if not self._changed.wait_for(lambda: predicate(self._stats()), timeout):
+                raise TimeoutError(f"server stats never matched: {self._stats()}")
+            return self._stats()
+
+    def _stats(self) -> dict[str, int]:
+        """:meth:`stats` with the lock held."""
+        return {"requests": len(self._requests), "answered": sum(self._answered.values()),
                     "repeated": sum(c - 1 for c in self._answered.values() if c > 1),
                     "max_in_flight": self._max_in_flight, "in_flight": self._in_flight,
                     "max_computing": self._max_computing, "computing": self._computing}
@@ -643,17 +659,26 @@ class OpenAIServer:
             index, self._posts = self._posts, self._posts + 1
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            self._changed.notify_all()
             return index
 
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+            self._changed.notify_all()
 
     def _finish(self, record: RequestRecord, status: int | None, complete: bool, count: bool) -> None:
+        """Set the record's outcome, counting a complete 200 once (and uncounting it if a write failed)."""
         with self._lock:
+            was = record.complete and record.status == 200
             record.status, record.complete = status, complete
-            if count and status == 200 and complete:
-                self._answered[canonical(record.body)] += 1
+            now = complete and status == 200
+            if count and now != was:
+                key = canonical(record.body)
+                self._answered[key] += 1 if now else -1
+                if not self._answered[key]:
+                    del self._answered[key]
+            self._changed.notify_all()
 
     def _fault_for(self, index: int, path: str, body: Any) -> str | None:
         if self._fault_function is None:
@@ -667,6 +692,7 @@ class OpenAIServer:
         with self._lock:
             self._computing += 1
             self._max_computing = max(self._max_computing, self._computing)
+            self._changed.notify_all()
         try:
             if self.latency:
                 self._stopped.wait(self.latency)
@@ -674,6 +700,7 @@ class OpenAIServer:
         finally:
             with self._lock:
                 self._computing -= 1
+                self._changed.notify_all()
             if self._slots is not None:
                 self._slots.release()
 
@@ -732,6 +759,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # headers and body go out in two writes: without TCP_NODELAY, Nagle's algorithm and the
     # client's delayed ACK hold the body back ~40 ms per answer (vLLM's servers set it too)
     disable_nagle_algorithm = True
+    _in_flight_here = False  # the current request counts in OpenAIServer.in_flight
 
     def setup(self) -> None:
         super().setup()
@@ -749,8 +777,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     # -- plumbing
 
-    def _send(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> bool:
-        """Write a JSON response; ``False`` when the client went away before it was all written."""
+    def _send(self, status: int, payload: Any, headers: Mapping[str, str] | None = None,
+              record: RequestRecord | None = None, count: bool = False) -> bool:
+        """Write a JSON response; ``False`` when the client went away before it was all written.
+
+        With ``record``, the request is settled (status, answer count, no longer in flight) after
+        the headers and before the body goes out: a client that has read the whole answer always
+        finds it in the counters, however the threads are scheduled. A failed write undoes it.
+        """
         data = json.dumps(payload, ensure_ascii=False).encode()
         try:
             self.send_response(status, _REASONS.get(status))
@@ -759,12 +793,27 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
+            if record is not None:
+                self._settle(record, status, count, complete=True)
             self.wfile.write(data)
             self.wfile.flush()
             return True
         except OSError:
             self.close_connection = True
+            if record is not None:
+                self._settle(record, status, count, complete=False)
             return False
+
+    def _settle(self, record: RequestRecord, status: int | None, count: bool, complete: bool) -> None:
+        """Record the outcome and leave the in-flight count."""
+        self.owner._finish(record, status, complete, count)
+        self._leave_once()
+
+    def _leave_once(self) -> None:
+        """Leave the in-flight count if this request (a generation one) is still in it."""
+        if self._in_flight_here:
+            self._in_flight_here = False
+            self.owner._leave()
 
     def _drop(self) -> None:
         """Close the connection without a byte of response."""
@@ -805,7 +854,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 {"id": self.owner.model, "object": "model", "created": self.owner.created, "owned_by": "clue-tests"}]}
         else:
             status, payload = 404, error_body(404, f"Not Found: {path}")
-        self.owner._finish(record, status, self._send(status, payload), count=False)
+        self._send(status, payload, record=record)
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -817,47 +866,45 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         generation = path in (COMPLETIONS, CHAT)
         record = RequestRecord(path, body, self._headers())
         index = self.owner._arrive(record, generation=generation)
+        self._in_flight_here = generation
         try:
             self._post(path, body, parsed, record, index)
         finally:
-            if generation:
-                self.owner._leave()
+            self._leave_once()
 
     def _post(self, path: str, body: Any, parsed: bool, record: RequestRecord, index: int | None) -> None:
         owner = self.owner
         if not self._authorized():
-            owner._finish(record, 401, self._send(401, error_body(401, "Unauthorized: a valid API key is required")),
-                          count=False)
+            self._send(401, error_body(401, "Unauthorized: a valid API key is required"), record=record)
             return
         if index is None:
-            owner._finish(record, 404, self._send(404, error_body(404, f"Not Found: {path}")), count=False)
+            self._send(404, error_body(404, f"Not Found: {path}"), record=record)
             return
         try:
             spec = owner._fault_for(index, path, body)
             kind, seconds = parse_fault(spec) if spec is not None else (None, 0.0)
         except ValueError as error:
-            owner._finish(record, 500, self._send(500, error_body(500, str(error))), count=False)
+            self._send(500, error_body(500, str(error)), record=record)
             return
         record.fault = spec
         if kind in ("drop", "hang"):
             if kind == "hang":
                 owner._stopped.wait()
+            self._settle(record, None, count=False, complete=False)  # before the client can see the drop
             self._drop()
-            owner._finish(record, None, False, count=False)
             return
         if kind == "slow" and owner._stopped.wait(seconds):
+            self._settle(record, None, count=False, complete=False)  # before the client can see the drop
             self._drop()
-            owner._finish(record, None, False, count=False)
             return
         if kind not in (None, "slow"):
             status = int(kind)
             headers = {"Retry-After": _seconds_text(seconds)} if status == 429 else None
             message = f"injected fault {spec}"
-            owner._finish(record, status, self._send(status, error_body(status, message), headers), count=False)
+            self._send(status, error_body(status, message), headers, record=record)
             return
         if not parsed:
-            owner._finish(record, 400, self._send(400, error_body(400, "the request body is not valid JSON")),
-                          count=False)
+            self._send(400, error_body(400, "the request body is not valid JSON"), record=record)
             return
         try:
             status, payload = 200, owner._compute(path, body)
@@ -865,7 +912,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             status, payload = error.status, error_body(error.status, error.message, error.param)
         except Exception as error:  # an engine bug: answer 500 like a server would, and keep serving
             status, payload = 500, error_body(500, f"{type(error).__name__}: {error}")
-        owner._finish(record, status, self._send(status, payload), count=kind is None or kind == "slow")
+        self._send(status, payload, record=record, count=kind is None or kind == "slow")
 
 
 def _seconds_text(seconds: float) -> str:
