@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -162,18 +164,19 @@ def always(text: str) -> ScriptedEngine:
 
 
 def test_faults_are_retried_with_retry_after_honoured(tmp_path):
-    faults = ["429:1", "500", "drop", "slow:3"]
+    # timeout=5 against slow:30: an ordinary answer on a loaded machine never times out, the slow one always does
+    faults = ["429:1", "500", "drop", "slow:30"]
     with OpenAIServer(always("蕴含"), model="tiny", faults=faults) as server:
         started = time.monotonic()
         result = run("afqmc", *served(server, "--set", "mode=generate", "--set", "concurrency=1",
-                                      "--set", "timeout=1", "-o", str(tmp_path / "o"), "--cache", str(tmp_path / "c")),
+                                      "--set", "timeout=5", "-o", str(tmp_path / "o"), "--cache", str(tmp_path / "c")),
                      "--limit", "3")
         assert result.exit_code == 0, result.output
         assert time.monotonic() - started >= 1.0  # the 429's Retry-After: 1 was waited out
         traffic = metrics(tmp_path / "o", "afqmc")["model_info"]["server"]["traffic"]
         assert traffic["retries"] == {"429": 1, "500": 1, "connection": 1, "timeout": 1}
         assert server.repeated() == 0
-        assert [r.fault for r in server.requests[:4]] == ["429:1", "500", "drop", "slow:3"]
+        assert [r.fault for r in server.requests[:4]] == ["429:1", "500", "drop", "slow:30"]
 
 
 def test_retries_run_out_with_one_line_and_nothing_written(tmp_path):
@@ -240,7 +243,17 @@ def test_reasoning_is_kept_apart_from_the_answer(tmp_path):
 
 
 def test_requests_in_flight_reach_the_concurrency(tmp_path):
-    with OpenAIServer(always("蕴含"), model="tiny", latency=0.2) as server:
+    """The first answers are held until four requests are in flight at once: a client that kept
+    fewer in flight would time the wait out (an error answer, a failed run), however loaded the
+    machine; one that kept more would show max_in_flight above 4."""
+    servers: list[OpenAIServer] = []
+
+    def answer(endpoint: str, body: dict) -> str:
+        servers[0].wait_for(lambda stats: stats["max_in_flight"] >= 4, timeout=60)
+        return "蕴含"
+
+    with OpenAIServer(ScriptedEngine(answer), model="tiny") as server:
+        servers.append(server)
         result = run("afqmc", *served(server, "--set", "mode=generate", "--set", "concurrency=4",
                                       "-o", str(tmp_path / "o"), "--cache", str(tmp_path / "c")))
         assert result.exit_code == 0, result.output
@@ -249,6 +262,34 @@ def test_requests_in_flight_reach_the_concurrency(tmp_path):
 
 
 # -- a killed run, in its own process --------------------------------------------------------
+
+
+def _wait_while_running(process: subprocess.Popen, ready: Callable[[], bool], deadline_s: float = 120) -> None:
+    """Poll ``ready()`` until it holds; fail at once if the process ended first.
+
+    Every wait is on a state the test can observe (the server's requests, the cache's rows), not
+    on a guessed duration; the deadline only guards against a hang.
+    """
+    deadline = time.monotonic() + deadline_s
+    while not ready():
+        if process.poll() is not None:
+            pytest.fail(f"the run ended early: {process.stdout.read().decode()[-2000:]}")
+        if time.monotonic() > deadline:
+            pytest.fail("the awaited state never came")
+        time.sleep(0.05)
+
+
+def _cached_entries(folder: Path) -> int:
+    """Entries committed to the result caches under ``folder`` (read beside the writer, WAL mode)."""
+    import sqlite3
+
+    total = 0
+    for path in folder.rglob("*.sqlite"):
+        database = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        # OperationalError: the table is still being created
+        with contextlib.closing(database) as db, contextlib.suppress(sqlite3.OperationalError):
+            total += db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    return total
 
 
 @pytest.mark.slow
@@ -261,11 +302,10 @@ def test_a_killed_run_resumes_without_repeating_a_request(tmp_path):
                    "--set", "concurrency=1", "-o", str(tmp_path / "o"), "--cache", str(tmp_path / "c"))]
         process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 120
-            while len(server.requests) <= held and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.1)
-            assert len(server.requests) == held + 1, process.stdout.read().decode() if process.poll() else ""
-            time.sleep(0.5)  # the five answers before the held one are committed as they arrive
+            _wait_while_running(process, lambda: len(server.requests) > held)
+            assert len(server.requests) == held + 1
+            # the five answers before the held one are committed as they arrive: wait until they are
+            _wait_while_running(process, lambda: _cached_entries(tmp_path / "c") >= held)
         finally:
             process.send_signal(signal.SIGKILL)
             process.wait(30)
