@@ -6,6 +6,7 @@ or a choice index (multiple choice). A missing prediction (``None``) counts as w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
@@ -42,10 +43,12 @@ def macro_f1(examples: Sequence[Example], predictions: Sequence[Prediction | Non
     if not pairs:
         return {}
     classes = {gold for gold, _ in pairs} | {p for _, p in pairs if p is not None}
-    f1_sum = 0.0
+    scores = []
     for cls in classes:
         tp = sum(1 for g, p in pairs if g == cls and p == cls)
         fp = sum(1 for g, p in pairs if g != cls and p == cls)
         fn = sum(1 for g, p in pairs if g == cls and p != cls)
-        f1_sum += 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-    return {"macro_f1": 100.0 * f1_sum / len(classes)}
+        scores.append(0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn))
+    # fsum: exact whatever order the set yields its classes (string hashing differs per process),
+    # so the same predictions give the same bits in every run
+    return {"macro_f1": 100.0 * math.fsum(scores) / len(classes)}
