@@ -5,7 +5,7 @@ A plugin's hook module builds specs with the names below and marks its hooks wit
 reading helpers and the errors. Nothing else of the kernel is a contract.
 
 The example types, the run context and the reading and writing helpers (``find_file``,
-``read_json``, ``iter_jsonl``, ``field``, ``write_json``, ``write_jsonl``) are imported on
+``read_json``, ``iter_jsonl``, ``field``, ``write_json``, ``write_jsonl``, ``apply_umask``) are imported on
 first use, so a hook module that imports this module to build specs stays cheap.
 """
 
@@ -31,7 +31,7 @@ from clue_core.specs import (
 )
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
-    from clue_core.atomic import write_json, write_jsonl
+    from clue_core.atomic import apply_umask, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
     from clue_core.data import find_file
     from clue_core.examples import (
@@ -57,6 +57,7 @@ _LAZY = {
     "field": "clue_core.jsonio",
     "write_json": "clue_core.atomic",
     "write_jsonl": "clue_core.atomic",
+    "apply_umask": "clue_core.atomic",
 }
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "SubmissionWriterSpec",
     "TaskSpec",
     "TestVersion",
+    "apply_umask",
     "field",
     "find_file",
     "hookimpl",

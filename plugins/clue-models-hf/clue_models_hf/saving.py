@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-from clue_core.atomic import apply_umask
+from clue_core.plugin import apply_umask
 
 #: Bytes the probe writes: more than a nearly full disk has left after a failed write.
 PROBE_BYTES = 1 << 20
