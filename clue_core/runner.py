@@ -17,7 +17,6 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
     resolve_settings,
 )
 from clue_core.reading import read_split
+from clue_core.results import TaskResult, results_table
 from clue_core.rundir import (
     MANIFEST,
     METRICS,
@@ -55,21 +55,9 @@ from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
 __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run", "resolve_settings",
-           "run"]
+           "results_table", "run"]
 
 Echo = Callable[[str], None]
-
-
-@dataclass
-class TaskResult:
-    task: str
-    run_dir: Path
-    metrics: dict[str, float]
-    primary_metric: str
-    counts: dict[str, int]
-    submission_files: list[str]
-    notes: list[str]
-    partial: bool = False
 
 
 def _check_state(paths: RunPaths, request: RunRequest) -> bool:
@@ -386,31 +374,3 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
             record["scoring"] = scored.details[index]
         records.append(record)
     return records
-
-
-# -- reporting ---------------------------------------------------------------------------
-
-
-def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
-    """The table ``clue-core run`` prints; totals a metric declares as ``counts`` print whole."""
-    rows = [["task", "primary", "dev metrics", "dev n", "submission files", "run dir"]]
-    for r in results:
-        primary = r.metrics.get(r.primary_metric)
-        whole = _count_totals(kernel, r.task)
-        rows.append([
-            f"{r.task} (partial)" if r.partial else r.task,
-            f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
-            ", ".join(f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
-            str(r.counts.get("dev", 0)),
-            ", ".join(r.submission_files) or "-",
-            str(r.run_dir),
-        ])
-    return rows
-
-
-def _count_totals(kernel: Kernel | None, task_name: str) -> set[str]:
-    if kernel is None or task_name not in kernel.tasks:
-        return set()
-    return {name for metric in kernel.tasks[task_name].metrics for name in kernel.metric(metric).counts}
-
-

@@ -1,0 +1,44 @@
+"""What a run returns for each task, and the table ``clue-core run`` prints of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clue_core.kernel import Kernel
+
+
+@dataclass
+class TaskResult:
+    task: str
+    run_dir: Path
+    metrics: dict[str, float]
+    primary_metric: str
+    counts: dict[str, int]
+    submission_files: list[str]
+    notes: list[str]
+    partial: bool = False
+
+
+def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
+    """The table ``clue-core run`` prints; totals a metric declares as ``counts`` print whole."""
+    rows = [["task", "primary", "dev metrics", "dev n", "submission files", "run dir"]]
+    for r in results:
+        primary = r.metrics.get(r.primary_metric)
+        whole = _count_totals(kernel, r.task)
+        rows.append([
+            f"{r.task} (partial)" if r.partial else r.task,
+            f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
+            ", ".join(f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
+            str(r.counts.get("dev", 0)),
+            ", ".join(r.submission_files) or "-",
+            str(r.run_dir),
+        ])
+    return rows
+
+
+def _count_totals(kernel: Kernel | None, task_name: str) -> set[str]:
+    if kernel is None or task_name not in kernel.tasks:
+        return set()
+    return {name for metric in kernel.tasks[task_name].metrics for name in kernel.metric(metric).counts}
