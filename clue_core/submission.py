@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import data
-from clue_core.atomic import atomic_open
+from clue_core.atomic import atomic_open, disk_fault_message
 from clue_core.errors import ClueError, InputError, UnknownNameError
 from clue_core.examples import (
     ClassificationExample,
@@ -128,17 +128,21 @@ def match_entries(
 def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
     """Each path is a task's run dir (with a manifest) or a folder of them."""
     found: list[Path] = []
+    seen: set[Path] = set()
     for path in paths:
         if not path.is_dir():
             raise ClueError(f"{path}: no such run directory")
         if (path / MANIFEST).is_file():
-            found.append(path)
-            continue
-        # .<task>.staging folders are runs being built (or interrupted, awaiting --resume), not runs
-        children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
+            children = [path]
+        else:
+            # .<task>.staging folders are runs being built (or interrupted, awaiting --resume), not runs
+            children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
         if not children:
             raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders)")
-        found.extend(children)
+        for child in children:  # a run named twice (itself and its folder) is packed once
+            if child.resolve() not in seen:
+                seen.add(child.resolve())
+                found.append(child)
     return found
 
 
@@ -206,6 +210,8 @@ def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, for
     """Check every run's files, then write them at the root of one zip (atomically)."""
     if output.suffix.lower() != ".zip":
         raise ClueError(f"{output}: the submission must be a .zip file")
+    if output.is_dir():  # --force replaces a zip, never a folder (os.replace could not anyway)
+        raise ClueError(f"{output} is a folder, not a zip file; name the zip to write")
     if output.exists() and not force:
         raise ClueError(f"{output} exists; pass --force to replace it")
     checked: list[CheckedFile] = []
@@ -218,7 +224,17 @@ def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, for
         if item.name in names:
             raise ClueError(f"{item.name} comes from two runs: {names[item.name].path} and {item.path}")
         names[item.name] = item
-    with atomic_open(output, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
-        for item in checked:
-            archive.write(item.path, arcname=item.name)
+    write_zip(output, checked)
     return checked
+
+
+def write_zip(output: Path, checked: Sequence[CheckedFile]) -> None:
+    """Pack the checked files atomically; a disk fault is one line naming the zip (nothing is left)."""
+    try:
+        with atomic_open(output, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for item in checked:
+                archive.write(item.path, arcname=item.name)
+    except OSError as exc:
+        if exc.filename is None:  # raised inside zipfile: the zip is the file meant
+            exc = OSError(exc.errno, exc.strerror, str(output))
+        raise ClueError(disk_fault_message("cannot write the submission", exc)) from None

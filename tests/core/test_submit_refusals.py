@@ -3,7 +3,9 @@ task (issue 18: M13, L1); no zip is left behind."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,49 @@ def test_an_unknown_task_names_the_manifest(run_cli, kernel, tmp_path: Path) -> 
     message = _one_line_error(run_cli("submit", run_dir, "-o", tmp_path / "s.zip", kernel=kernel))
     assert f"{run_dir / 'manifest.json'}: field 'task': unknown task 'no-such-task'" in message
     assert not (tmp_path / "s.zip").exists()
+
+
+# issue 18 round 2, hostile review: where the zip goes
+
+
+@pytest.fixture(scope="module")
+def afqmc_run(kernel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One complete baseline run of afqmc on the bundled sample (instant)."""
+    from clue_core.runner import RunRequest, run
+
+    output = tmp_path_factory.mktemp("submit-runs")
+    run(kernel, RunRequest(tasks=["afqmc"], model="baseline", sample=True, output_dir=output, command=["tests"]),
+        echo=lambda line: None)
+    return output / "afqmc"
+
+
+def test_a_folder_named_like_the_zip_is_refused_even_with_force(run_cli, kernel, afqmc_run: Path,
+                                                                tmp_path: Path) -> None:
+    folder = tmp_path / "s.zip"
+    (folder / "mine").mkdir(parents=True)
+    for extra in ((), ("--force",)):
+        message = _one_line_error(run_cli("submit", afqmc_run, "-o", folder, *extra, kernel=kernel))
+        assert f"{folder} is a folder" in message
+    assert [p.name for p in folder.iterdir()] == ["mine"] and [p.name for p in tmp_path.iterdir()] == ["s.zip"]
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_a_disk_fault_writing_the_zip_is_one_line(run_cli, kernel, afqmc_run: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    import zipfile
+
+    def fail(self, *args, **kwargs):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(zipfile.ZipFile, "write", fail)
+    out = tmp_path / "s.zip"
+    message = _one_line_error(run_cli("submit", afqmc_run, "-o", out, kernel=kernel))
+    assert f"cannot write the submission: {out}: {os.strerror(code)}" in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_same_run_named_twice_is_packed_once(run_cli, kernel, afqmc_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.zip"
+    result = run_cli("submit", afqmc_run, afqmc_run.parent, "-o", out, kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "(1 files)" in result.output
