@@ -14,10 +14,8 @@ from typing import Any
 from clue_core.errors import ClueError
 from clue_core.report import stats
 from clue_core.report.build import build_report
-from clue_core.report.collect import COMPARISON, collect, score_of
-from clue_core.report.groups import group_averages, leaderboard_members
 from clue_core.report.owned import FILES, check_replaceable, write_files
-from clue_core.rundir import METRICS
+from clue_core.report.summary import summary_text
 from clue_core.table import format_table
 
 
@@ -55,35 +53,11 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
     return report
 
 
-def _summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
-    """The terminal report: each run's primary score and the group averages."""
-    for path in paths:
-        if path.name == COMPARISON or (path.is_dir() and (path / COMPARISON).is_file() and
-                                       not any(path.glob(f"*/{METRICS}")) and not (path / METRICS).is_file()):
-            raise ClueError(f"{path}: a comparison is shown in the HTML report: add -o DIR")
-    found = collect(list(paths), records=False)
-    scores = [score_of(run) for run in found.runs]
-    groups = group_averages(scores, leaderboard_members(kernel.tasks.values()))
-    if as_json:
-        unfinished = [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished]
-        return json.dumps({"tasks": scores, "groups": groups, "unfinished": unfinished}, ensure_ascii=False,
-                          indent=2, default=str)
-    lines = [format_table([["task", "primary", "score", "model", "run dir"]]
-                          + [[s["task"], s["primary_metric"],
-                              f"{s['primary']:.2f}" if s["primary"] is not None else "-",
-                              s["model"], s["run_dir"]] for s in scores])]
-    for name, group in groups.items():
-        missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
-        lines.append(f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}")
-    lines += [f"left out, unfinished: {u.path} ({u.reason})" for u in found.unfinished]
-    return "\n".join(lines)
-
-
 def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
                    force: bool = False) -> str:
     """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given)."""
     if output_dir is None:
-        return _summary_text(kernel, paths, as_json)
+        return summary_text(kernel, paths, as_json)
     report = write_report(kernel, paths, output_dir, force=force)
     files = [str(output_dir / name) for name in FILES]
     if as_json:

@@ -10,6 +10,8 @@ then the fix. (Runs carry no record version of their own; the writer's version i
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -38,12 +40,16 @@ def newer_writer(manifest: dict[str, Any]) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float: NaN or Infinity (JSON's extensions) would print as "nan", average into
+    every group score and make report.json invalid JSON for a browser."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing (null or missing)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
 
 
@@ -80,6 +86,7 @@ def check_metrics(path: Path, metrics: dict[str, Any], manifest: dict[str, Any])
     for name, value in check.mapping(metrics, "dev").items():
         if value is not None and not _is_number(value):
             raise check.fail(f"dev.{name}", "a number or null", value)
+    _check_primary(check, metrics)
     for name, value in check.mapping(metrics, "counts").items():
         if not _is_number(value):
             raise check.fail(f"counts.{name}", "a number", value)
@@ -94,6 +101,20 @@ def check_metrics(path: Path, metrics: dict[str, Any], manifest: dict[str, Any])
         for key in ("benchmark", "group"):
             if not isinstance(board.get(key), str):
                 raise check.fail(f"leaderboards[{index}].{key}", "a name", board.get(key))
+
+
+def _check_primary(check: _Checker, metrics: dict[str, Any]) -> None:
+    """``primary`` is ``dev[primary_metric]``: the summary prints the one and the HTML report the other,
+    so a metrics.json where they disagree (or the metric is not in ``dev``) would show two scores."""
+    primary, dev, name = metrics.get("primary"), metrics.get("dev") or {}, metrics["primary_metric"]
+    if primary is None and dev.get(name) is None:
+        return
+    if name not in dev:
+        raise InputError(check.path, f"{name!r} is not one of dev's metrics ({', '.join(dev) or 'none'})"
+                         f"{check.hint}", field="primary_metric")
+    if primary is None or dev[name] is None or abs(primary - dev[name]) > 1e-9:
+        raise InputError(check.path, f"{json.dumps(primary)}, but dev.{name} is {json.dumps(dev[name])} (the same "
+                         f"score, written twice: one was edited){check.hint}", field="primary")
 
 
 def check_manifest(path: Path, manifest: dict[str, Any]) -> None:

@@ -1,0 +1,90 @@
+"""The terminal summary of ``clue-core report`` (no ``-o``): each run's score and the group averages.
+
+The group averages are those of the HTML report's rows (:func:`~clue_core.report.rows.build_rows`):
+one per way of running one model, a task's seeds averaged, runs with other settings left
+out and named. A plain average over every run found would mix models, silently putting
+one model's AFQMC next to another's TNEWS in a score no model got. With one row the
+lines and ``--json`` keep the shape they always had (``groups``); with several, each
+group line names its row and ``--json`` holds them under ``rows`` only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.errors import ClueError
+from clue_core.report.collect import COMPARISON, Run, collect, score_of
+from clue_core.report.groups import leaderboard_members, merge_members
+from clue_core.report.published import run_usage
+from clue_core.report.rows import build_rows, data_version, model_facts
+from clue_core.rundir import METRICS
+from clue_core.table import format_table
+
+
+def row_entry(kernel: Any, number: int, run: Run) -> dict[str, Any]:
+    """The fields :func:`build_rows` reads, without re-scoring anything (the summary shows scores only)."""
+    metrics = run.metrics
+    return {
+        "id": f"run-{number}", "path": str(run.path), "task": run.task, "model": run.model, "seed": run.seed,
+        "finished": str(run.manifest.get("finished") or ""), "primary_metric": metrics["primary_metric"],
+        "dev": {k: float(v) for k, v in (metrics.get("dev") or {}).items() if isinstance(v, (int, float))},
+        "sample": run.sample, "partial": run.partial, "limit": run.limit,
+        "data_version": data_version(run.manifest, run.sample), "usage": run_usage(metrics),
+        "model_facts": model_facts(kernel, run.manifest, metrics),
+        "report_settings": metrics.get("report_settings") or {}, "settings": run.manifest.get("settings") or {},
+        "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
+        "intervals": {}, "in_table": False, "row": None,
+    }
+
+
+def summary_rows(kernel: Any, runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``[{"label", "groups"}]`` per row, as the HTML report forms them, and the notes on runs left out."""
+    entries = [row_entry(kernel, n, run) for n, run in enumerate(runs, 1)]
+    members = merge_members(leaderboard_members(kernel.tasks.values()),
+                            ((e["task"], e["leaderboards"]) for e in entries))
+    notes: list[str] = []
+    rows = build_rows(entries, members, notes)
+    shown = [{"label": row["label"], "groups": {name: {k: v for k, v in group.items() if k != "complete"}
+                                                for name, group in row["groups"].items()}} for row in rows]
+    return shown, notes
+
+
+def _group_line(name: str, group: dict[str, Any]) -> str:
+    missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
+    return f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}"
+
+
+def _refuse_comparisons(paths: Sequence[Path]) -> None:
+    """A comparison alone has no scores to print: it is shown in the HTML report."""
+    for path in paths:
+        if path.name == COMPARISON or (path.is_dir() and (path / COMPARISON).is_file() and
+                                       not any(path.glob(f"*/{METRICS}")) and not (path / METRICS).is_file()):
+            raise ClueError(f"{path}: a comparison is shown in the HTML report: add -o DIR")
+
+
+def summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
+    """The terminal report: each run's primary score and each row's group averages."""
+    _refuse_comparisons(paths)
+    found = collect(list(paths), records=False)
+    scores = [score_of(run) for run in found.runs]
+    rows, notes = summary_rows(kernel, found.runs)
+    unfinished = [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished]
+    if as_json:
+        shape: dict[str, Any] = {"tasks": scores}
+        if len(rows) <= 1:
+            shape["groups"] = rows[0]["groups"] if rows else {}
+        shape.update(rows=rows, notes=notes, unfinished=unfinished)
+        return json.dumps(shape, ensure_ascii=False, indent=2, default=str)
+    lines = [format_table([["task", "primary", "score", "model", "run dir"]]
+                          + [[s["task"], s["primary_metric"],
+                              f"{s['primary']:.2f}" if s["primary"] is not None else "-",
+                              s["model"], s["run_dir"]] for s in scores])]
+    for row in rows:
+        prefix = f"{row['label']}: " if len(rows) > 1 else ""
+        lines += [prefix + _group_line(name, group) for name, group in row["groups"].items()]
+    lines += [f"note: {note}" for note in notes]
+    lines += [f"left out, unfinished: {u.path} ({u.reason})" for u in found.unfinished]
+    return "\n".join(lines)
