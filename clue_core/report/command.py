@@ -14,7 +14,7 @@ from typing import Any
 from clue_core.errors import ClueError
 from clue_core.report import stats
 from clue_core.report.build import build_report
-from clue_core.report.owned import FILES, check_replaceable, write_files
+from clue_core.report.owned import FILES, check_replaceable, claimed, write_files
 from clue_core.report.summary import summary_text
 from clue_core.table import format_table
 
@@ -31,6 +31,13 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ClueError(f"{output_dir} is a file, not a folder")
+    with claimed(output_dir):
+        return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force)
+
+
+def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: str | None, seed: int,
+                  resamples: int, charts: bool, force: bool) -> dict[str, Any]:
+    """:func:`write_report` once the folder is held: check, build, render, write."""
     replaced = check_replaceable(output_dir, force)
     report = build_report(kernel, paths, seed=seed, resamples=resamples)
     images: list[Any] = []

@@ -1,15 +1,18 @@
 """Which report files in ``-o DIR`` clue-core wrote, so a report never replaces a user's own files.
 
 ``report.json`` carries the mark: its ``schema`` (``clue-core/report``) and ``written``, the
-SHA-256 of the ``index.html`` and ``report.md`` written with it. Before anything is built,
-each of the three that exists must be clue-core's: ``report.json`` by its schema, the other
-two by a digest it recorded; anything else (the user's own page, a hand-edited
+SHA-256 of the ``index.html`` and ``report.md`` written with it, and of itself (computed with
+that entry empty). Before anything is built, each of the three that exists must be
+clue-core's and unchanged: ``report.json`` by its schema and own digest, the other two by a
+digest it recorded; anything else (the user's own page, a hand-edited
 ``report.md``) stops the command unless ``--force``. Other files in the folder are never
 touched.
 
 The three files are written to temporaries first and renamed into place only once all are
 complete, ``report.json`` first; it also records (``replaced``) the digests of the files it
 replaces, so a process killed between the renames leaves files that are still recognised.
+The folder is locked (``flock`` on the folder itself) from that check to the last rename,
+so a second report into it at once is refused rather than interleaving its renames.
 A ``report.json`` of an older clue-core (no ``written``) vouches for the page and the
 Markdown next to it only while they still begin as clue-core wrote them.
 """
@@ -20,11 +23,17 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import atomic_open
+from clue_core.atomic import atomic_open, disk_fault_message
 from clue_core.errors import ClueError
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: there the folder is not locked
+    fcntl = None  # type: ignore[assignment]
 
 SCHEMA = "clue-core/report"
 REPORT_JSON = "report.json"
@@ -39,6 +48,12 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _self_digest(record: dict[str, Any]) -> str:
+    """The digest ``report.json`` records of itself: of its text with that digest left empty."""
+    blank = {**record, "written": {**record["written"], REPORT_JSON: ""}}
+    return digest(report_json_text(blank).encode("utf-8"))
+
+
 def _our_record(path: Path) -> dict[str, Any] | None:
     """``report.json``'s content when clue-core wrote it (its schema), else None."""
     try:
@@ -46,6 +61,13 @@ def _our_record(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
+
+
+def _unchanged(record: dict[str, Any]) -> bool:
+    """Whether our ``report.json`` is as written: it carries its own digest (``written["report.json"]``),
+    so a note the user added to it is not replaced unasked; an older one (no such digest) is trusted."""
+    written = record.get("written")
+    return not (isinstance(written, dict) and REPORT_JSON in written) or written[REPORT_JSON] == _self_digest(record)
 
 
 def _vouched(record: dict[str, Any], name: str, content: bytes) -> bool:
@@ -63,7 +85,8 @@ def check_replaceable(folder: Path, force: bool = False) -> dict[str, str]:
     Returns the digests of the pages found that are clue-core's, for ``replaced``.
     """
     record = _our_record(folder / REPORT_JSON)
-    foreign = [folder / REPORT_JSON] if (folder / REPORT_JSON).exists() and record is None else []
+    mine = record is not None and _unchanged(record)
+    foreign = [folder / REPORT_JSON] if (folder / REPORT_JSON).exists() and not mine else []
     ours: dict[str, str] = {}
     for name in PAGES:
         path = folder / name
@@ -94,6 +117,7 @@ def write_files(folder: Path, pages: dict[str, str], report: dict[str, Any], rep
     encoded = {name: text.encode("utf-8") for name, text in pages.items()}
     report["written"] = {name: digest(data) for name, data in encoded.items()}
     report["replaced"] = replaced
+    report["written"][REPORT_JSON] = _self_digest(report)
     encoded[REPORT_JSON] = report_json_text(report).encode("utf-8")
     try:
         with contextlib.ExitStack() as stack:
@@ -104,4 +128,41 @@ def write_files(folder: Path, pages: dict[str, str], report: dict[str, Any], rep
                 handle.flush()
                 os.fsync(handle.fileno())  # a full disk shows here, before anything is replaced
     except OSError as exc:
-        raise ClueError(f"cannot write the report into {folder}: {exc.strerror or exc}") from None
+        raise ClueError(disk_fault_message("cannot write the report", exc)) from None
+
+
+def _lock(fd: int, folder: Path) -> None:
+    """An exclusive lock on the folder itself (no lock file to leave behind); refuse while another holds it."""
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ClueError(f"{folder}: another clue-core report is writing there; wait for it to finish") from None
+
+
+@contextlib.contextmanager
+def claimed(folder: Path) -> Iterator[None]:
+    """Hold ``folder`` for one report, from the check of its files to the last rename.
+
+    Two reports into one folder at once would otherwise each rename their files in turn,
+    leaving one's report.json beside the other's pages (refused next time as changed). A
+    folder this call created is removed again when the report fails, so a refused or
+    failed report leaves nothing behind.
+    """
+    created = not folder.exists()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise ClueError(disk_fault_message("cannot write the report", exc)) from None
+    try:
+        _lock(fd, folder)
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when still empty
+        raise
+    finally:
+        os.close(fd)

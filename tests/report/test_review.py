@@ -94,3 +94,51 @@ def test_plain_seeds_of_one_model_are_averaged_as_in_the_html_report(run_cli, ke
     assert row["cells"]["afqmc"] == pytest.approx((first + 10.0) / 2)
     assert one["rows"][0]["groups"]["CLUE 1.1 classification"]["score"] == pytest.approx(
         row["groups"]["CLUE 1.1 classification"]["score"])
+
+
+# -o DIR: a hand-edited report.json, two reports at once, a failed first report
+
+
+def test_a_hand_edited_report_json_is_not_replaced(run_cli, kernel, runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert run_cli("report", runs, "-o", out, kernel=kernel).exit_code == 0
+    assert run_cli("report", runs, "-o", out, kernel=kernel).exit_code == 0  # its own: regenerated
+    _edit(out / "report.json", lambda report: report.update(my_note="checked by hand"))
+    message = _one_line_error(run_cli("report", runs, "-o", out, kernel=kernel))
+    assert f"{out / 'report.json'}: not written by clue-core report (or changed since)" in message
+    assert "index.html" not in message and "report.md" not in message
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["my_note"] == "checked by hand"
+
+
+def test_a_second_report_into_a_folder_being_written_is_refused(run_cli, kernel, runs: Path,
+                                                                tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "report"
+    out.mkdir()
+    import os
+
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a first report holds while it writes
+        message = _one_line_error(run_cli("report", runs, "-o", out, kernel=kernel))
+        assert f"{out}: another clue-core report is writing there" in message
+        assert list(out.iterdir()) == []
+    finally:
+        os.close(fd)
+    assert run_cli("report", runs, "-o", out, kernel=kernel).exit_code == 0  # released: written
+
+
+def test_a_failed_first_report_leaves_no_folder(run_cli, kernel, runs: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from clue_core import atomic
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", full_disk)
+    out = tmp_path / "new" / "report"
+    message = _one_line_error(run_cli("report", runs, "-o", out, kernel=kernel))
+    assert f"cannot write the report: {out / 'index.html'}: No space left on device (the disk is full" in message
+    assert not out.exists()
