@@ -7,11 +7,14 @@ atomically and never replace an existing file without ``force``.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from clue_core.atomic import write_json
+from clue_core.atomic import atomic_open, disk_fault_message
 from clue_core.compare import sheet
 from clue_core.compare.build import build_comparison
 from clue_core.compare.human import human_ranking
@@ -119,6 +122,38 @@ def _lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
+def write_outputs(target: Path, document: dict[str, Any], sheet_path: Path | None,
+                  chosen: list[tuple[Run, Any]] | None) -> None:
+    """comparison.json and the sheet, each to a temporary, renamed only once both are on disk.
+
+    A full disk while writing the second must not leave the first (or replace a sheet the
+    user asked to replace with ``--force``) beside no comparison: each file is flushed and
+    synced inside the block, so a disk fault shows before any rename.
+    """
+    try:
+        with contextlib.ExitStack() as stack:
+            handle = stack.enter_context(atomic_open(target))
+            json.dump(document, handle, ensure_ascii=False, indent=2)
+            handle.write("\n")
+            opened = [(target, handle)]
+            if chosen is not None and sheet_path is not None:
+                opened.append((sheet_path, stack.enter_context(atomic_open(sheet_path, encoding=sheet.ENCODING))))
+                sheet.write_sheet(opened[-1][1], chosen)
+            for path, handle in opened:
+                _sync(path, handle)
+    except OSError as exc:
+        raise ClueError(disk_fault_message("cannot write the comparison", exc)) from None
+
+
+def _sync(path: Path, handle: IO[str]) -> None:
+    """Flush and sync one file; its fault names it (unnamed, the innermost open file would take it)."""
+    try:
+        handle.flush()
+        os.fsync(handle.fileno())
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
 def compare_command(options: CompareOptions) -> CompareResult:
     """Build and write the comparison; return it with the text to show and the warnings."""
     target = _check_outputs(options)
@@ -138,12 +173,7 @@ def compare_command(options: CompareOptions) -> CompareResult:
         chosen = sheet.sample(runs, dimensions, options.sheet_size, options.seed)
         if not chosen:
             raise ClueError("no judge-method judgment with a parsed grade to put on the sheet")
-    try:
-        if chosen is not None:
-            sheet.write_sheet(options.export_sheet, chosen)  # type: ignore[arg-type]
-        write_json(target, document)
-    except OSError as exc:
-        raise ClueError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
+    write_outputs(target, document, options.export_sheet, chosen)
     warnings += [w for w in load_comparison(target)["warnings"] if w not in warnings]
     lines = _lines(document)
     if chosen is not None:

@@ -13,9 +13,8 @@ import csv
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from clue_core.atomic import atomic_open
 from clue_core.compare.runs import Question, Run
 from clue_core.compare.tables import csv_rows, read_text
 from clue_core.errors import ClueError
@@ -46,15 +45,19 @@ def sample(runs: Sequence[Run], dimensions: Sequence[str], size: int, seed: int)
     return chosen
 
 
-def write_sheet(path: Path, rows: Sequence[tuple[Run, Question]]) -> None:
-    """The sheet, written atomically (a half-written sheet is never left behind)."""
-    with atomic_open(path, encoding="utf-8-sig") as handle:
-        writer = csv.writer(handle, lineterminator="\r\n")
-        writer.writerow(COLUMNS)
-        for run, q in rows:
-            grade = "" if q.grade is None else str(q.grade)
-            writer.writerow([str(run.path), run.model, q.id, q.dimension, q.question, q.answer, grade,
-                             q.reasons, ""])
+#: The sheet's encoding: UTF-8 with a byte-order mark, so that Excel shows the Chinese text.
+ENCODING = "utf-8-sig"
+
+
+def write_sheet(handle: IO[str], rows: Sequence[tuple[Run, Question]]) -> None:
+    """The sheet's rows into ``handle``, a text file opened with :data:`ENCODING` (the caller makes it
+    atomic, together with comparison.json: neither is left without the other)."""
+    writer = csv.writer(handle, lineterminator="\r\n")
+    writer.writerow(COLUMNS)
+    for run, q in rows:
+        grade = "" if q.grade is None else str(q.grade)
+        writer.writerow([str(run.path), run.model, q.id, q.dimension, q.question, q.answer, grade,
+                         q.reasons, ""])
 
 
 def _row(path: Path, line: int, row: list[str], column: dict[str, int],
