@@ -16,6 +16,7 @@ on the page) and ``report.md`` (the tables). The modules, one job each:
 ``build``           all of the above into report.json's data
 ``fonts``/``charts`` matplotlib charts (imported only here), with or without a CJK font
 ``html``/``markdown`` the two renderings; ``command`` what the CLI calls
+``summary``         the terminal summary (no ``-o``): scores and each row's group averages
 ``owned``           which files in ``-o DIR`` clue-core wrote; writing the three together
 """
 
