@@ -96,8 +96,12 @@ DISK_FAULTS = {
 def disk_fault_message(subject: str, exc: OSError) -> str:
     """One line for a failed write: ``<subject>: <path>: <reason> (<what to do>)``."""
     where = f": {exc.filename}" if exc.filename else ""
-    advice = f" ({DISK_FAULTS[exc.errno]})" if exc.errno in DISK_FAULTS else ""
-    return f"{subject}{where}: {exc.strerror or exc}{advice}"
+    return disk_advice(f"{subject}{where}: {exc.strerror or exc}", exc)
+
+
+def disk_advice(line: str, exc: OSError) -> str:
+    """``line`` with what to do about ``exc`` when it is a disk fault (a message that names its path already)."""
+    return f"{line} ({DISK_FAULTS[exc.errno]})" if exc.errno in DISK_FAULTS else line
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:

@@ -9,6 +9,8 @@ once the data is read, whether it can work with it (``shots`` it cannot draw).
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +21,7 @@ from clue_core import data
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
 from clue_core.kernel import Kernel
-from clue_core.rundir import RunPaths
+from clue_core.rundir import MANIFEST, RunPaths, load_manifest
 from clue_core.settings import (
     Layer,
     ResolvedSettings,
@@ -186,6 +188,11 @@ def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, requ
 
 
 def _check_output_dir(output_dir: Path) -> None:
+    """A folder (or one yet to be made) that is not a run itself: runs nested in a run's folder
+    would be taken for its files by whoever reads that run."""
+    if (output_dir / MANIFEST).is_file():
+        raise ClueError(f"output directory {output_dir} is a run of {output_dir.name} (it holds {MANIFEST}); "
+                        f"pass the folder that holds it, {output_dir.parent}")
     for parent in (output_dir, *output_dir.parents):
         if parent.exists():
             if not parent.is_dir():
@@ -197,6 +204,9 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
     """Resolve names, the model (once) and every task's settings; nothing is read or written."""
     if not request.tasks:
         raise ClueError("name at least one task (see 'clue-core list tasks')")
+    if request.resume and request.overwrite:
+        raise ClueError("choose --resume or --overwrite, not both: --resume continues an interrupted run, "
+                        "--overwrite discards it and starts over")
     if request.limit is not None and request.limit < 1:
         raise ClueError(f"--limit must be at least 1, got {request.limit}")
     tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
@@ -238,6 +248,66 @@ def check_learner(plan: TaskPlan, trains: bool) -> None:
     if callable(check):
         used = ("train", "dev") if trains else ("dev",)
         check({split: plan.splits[split].examples for split in used if split in plan.splits})
+
+
+def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | None = None) -> None:
+    """Resume only the same model, task, data and schedule-changing settings; else say what differs.
+
+    ``folder`` is a complete run that ``--resume`` would leave as it is: its data is not read
+    again, but a different model, seed, schedule, data source or setting that changes the
+    scores (``report``: few-shot ``shots``) must still be said, not answered with the old
+    run's results.
+    """
+    complete = folder is not None
+    try:
+        manifest = load_manifest(folder if complete else plan.paths.staging)
+    except ClueError as exc:
+        raise ClueError(f"{exc}; use --overwrite to start over") from None
+    want, had = _resume_identity(plan, request, manifest, complete)
+    differ = [key for key in want if want[key] != had.get(key)]
+    if not differ:
+        return
+    detail = ", ".join("data files" if k == "data" and not complete else f"{k} ({had.get(k)!r} → {want[k]!r})"
+                       for k in differ[:4])
+    if complete:
+        raise ClueError(f"{folder} is a complete run with a different {detail}: --resume leaves it as it is; "
+                        f"use --overwrite to replace it or another --output-dir")
+    raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different {detail}; "
+                    f"use --overwrite to start over")
+
+
+def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: dict[str, Any], complete: bool
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What this run asks for and what the run in ``manifest`` was made with, key by key."""
+    recorded = {**(manifest.get("settings") or {}), **(manifest.get("schedule") or {})}
+    names = set(plan.settings.flagged("schedule"))
+    if complete:  # settings that change the scores; a run older than a setting is not refused for it
+        names |= {name for name in plan.settings.flagged("report") if name in recorded}
+    shown = plan.settings.shown()
+    data = manifest.get("data") or {}
+    want = {"model": request.model, "task": plan.task.name, "seed": request.seed, "limit": request.limit,
+            **{f"setting {k}": _as_json(shown[k]) for k in sorted(names)}}
+    had = {"model": manifest.get("model"), "task": manifest.get("task"), "seed": manifest.get("seed"),
+           "limit": (manifest.get("partial") or {}).get("limit"),
+           **{f"setting {k}": _as_json(recorded.get(k)) for k in sorted(names)}}
+    if not complete:
+        want["data"], had["data"] = plan.checksums, data.get("files")
+    elif "source" in data:
+        want["data"] = _data_source(request.sample, request.data_dir)
+        had["data"] = _data_source(data["source"] == "sample", data.get("user_data_dir"))
+    return want, had
+
+
+def _data_source(sample: bool, user_data_dir: str | Path | None) -> str:
+    """Where a run's data came from, as far as it is known without reading it again."""
+    if sample:
+        return "the bundled sample"
+    return os.path.normpath(str(user_data_dir)) if user_data_dir else "the downloaded data"
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as it reads back from a manifest (a tuple is a list there)."""
+    return json.loads(json.dumps(value))
 
 
 def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:

@@ -77,35 +77,60 @@ class RunPaths:
     def recover(self) -> None:
         """Finish or undo a swap that a kill interrupted between its two renames."""
         replaced = self._replaced()
-        if not replaced.exists():
+        if not os.path.lexists(replaced):
             return
-        if not self.final.exists():
+        if not os.path.lexists(self.final):
             if is_complete(self.staging):
                 os.rename(self.staging, self.final)
             else:
                 os.rename(replaced, self.final)
                 return
-        shutil.rmtree(replaced, ignore_errors=True)
+        remove_path(replaced, ignore_errors=True)
+
+    def interrupted(self) -> bool:
+        """Whether staging holds an interrupted run; an empty folder (a kill right after it was made,
+        before its manifest) holds nothing to resume or to lose."""
+        staging = self.staging
+        if staging.is_symlink() or not staging.is_dir():
+            return os.path.lexists(staging)
+        try:
+            return any(staging.iterdir())
+        except OSError:
+            return True
 
     def publish(self) -> None:
         """Put the complete staging folder in place of the final one, replacing an older run.
 
         A rename can fail too (a full disk may not let a directory grow): the older run is
-        then put back at once, not left under its temporary name.
+        then put back at once, not left under its temporary name. A final folder that is a
+        symbolic link is replaced as a link: the folder it points to is left as it is.
         """
         replaced = self._replaced()
-        if self.final.exists():
-            if replaced.exists():
-                shutil.rmtree(replaced)
+        if os.path.lexists(self.final):
+            if os.path.lexists(replaced):
+                remove_path(replaced)
             os.rename(self.final, replaced)
             try:
                 os.rename(self.staging, self.final)
             except OSError:
                 os.rename(replaced, self.final)
                 raise
-            shutil.rmtree(replaced, ignore_errors=True)
+            remove_path(replaced, ignore_errors=True)
         else:
             os.rename(self.staging, self.final)
+
+
+def remove_path(path: Path, ignore_errors: bool = False) -> None:
+    """Remove a folder with its contents, or a file or symbolic link itself (``rmtree`` refuses
+    links, and would leave a ``.replaced`` link that fails every later ``--overwrite``)."""
+    try:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(path)
+    except OSError:
+        if not ignore_errors:
+            raise
 
 
 def _process_start(pid: int) -> str | None:

@@ -11,6 +11,7 @@ behind; an interrupted one leaves its staging folder for ``--resume``.
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import random
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import __version__, data
-from clue_core.atomic import write_json, write_jsonl
+from clue_core.atomic import disk_advice, write_json, write_jsonl
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError
 from clue_core.examples import Example, MetricResult, Prediction, SplitData, gold_of
@@ -30,6 +31,7 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
     RunRequest,
     TaskPlan,
     check_learner,
+    check_resume_matches,
     describe_data,
     dry_run_plan,
     model_loader,
@@ -48,6 +50,7 @@ from clue_core.rundir import (
     RunPaths,
     is_complete,
     load_manifest,
+    remove_path,
 )
 from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score_detailed
 from clue_core.settings import redact_command
@@ -65,7 +68,7 @@ def _check_state(paths: RunPaths, request: RunRequest) -> bool:
     paths.recover()
     if paths.final.exists() and not paths.final.is_dir():
         raise ClueError(f"{paths.final} is a file, not a run directory")
-    staged = paths.staging.exists()
+    staged = paths.interrupted()
     if request.resume:
         return staged
     if staged and not request.overwrite:
@@ -133,20 +136,21 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                     lock.acquire(request.command, echo)
                     locks.append(lock)
             except OSError as exc:
-                raise ClueError(f"cannot write to output directory {output_dir}: {exc.strerror or exc}") from None
+                raise ClueError(disk_advice(f"cannot write to output directory {output_dir}: {exc.strerror or exc}",
+                                            exc)) from None
         for plan in plans:
             if main:
                 plan.resume = _check_state(plan.paths, request)
                 if request.resume and not plan.resume and is_complete(plan.paths.final):
-                    _check_resume_matches(plan, request, plan.paths.final)
+                    check_resume_matches(plan, request, plan.paths.final)
                     plan.done = True
                     echo(f"[{plan.task.name}] {plan.paths.final} is already complete; nothing to resume")
                     continue
             else:
-                plan.resume = request.resume and plan.paths.staging.exists()
+                plan.resume = request.resume and plan.paths.interrupted()
             _read_task_data(plan.task, request, plan)
             if plan.resume:
-                _check_resume_matches(plan, request)
+                check_resume_matches(plan, request)
             plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.only(model.settings))
             check_learner(plan, trains=not (request.no_train and model.trains))
         results = []
@@ -183,42 +187,6 @@ def _finished_result(plan: TaskPlan) -> TaskResult:
     metrics = json.loads((plan.paths.final / METRICS).read_text(encoding="utf-8"))
     return TaskResult(plan.task.name, plan.paths.final, metrics.get("dev", {}), plan.task.primary_metric,
                       metrics.get("counts", {}), manifest.get("submission_files", []), manifest.get("notes", []))
-
-
-def _check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | None = None) -> None:
-    """Resume only the same model, task, data and schedule-changing settings; else say what differs.
-
-    ``folder`` is a complete run that ``--resume`` would leave as it is: its data is not read
-    again, but a different model, seed or schedule must still be said, not answered with the
-    old run's results.
-    """
-    complete = folder is not None
-    manifest = load_manifest(folder if complete else plan.paths.staging)
-    want = {
-        "model": request.model,
-        "task": plan.task.name,
-        "seed": request.seed,
-        "limit": request.limit,
-        **({} if complete else {"data": plan.checksums}),
-        **{f"setting {k}": v for k, v in plan.settings.flagged("schedule").items()},
-    }
-    had = {
-        "model": manifest.get("model"),
-        "task": manifest.get("task"),
-        "seed": manifest.get("seed"),
-        "limit": (manifest.get("partial") or {}).get("limit"),
-        "data": (manifest.get("data") or {}).get("files"),
-        **{f"setting {k}": v for k, v in (manifest.get("schedule") or {}).items()},
-    }
-    differ = [key for key in want if want[key] != had.get(key)]
-    if differ:
-        detail = ", ".join(f"{k} ({had.get(k)!r} → {want[k]!r})" if k != "data" else "data files"
-                           for k in differ[:4])
-        if complete:
-            raise ClueError(f"{folder} is a complete run with a different {detail}: --resume leaves it as it is; "
-                            f"use --overwrite to replace it or another --output-dir")
-        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different {detail}; "
-                        f"use --overwrite to start over")
 
 
 def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, world: int) -> dict[str, Any]:
@@ -268,8 +236,8 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
     try:
         if main:
             if not plan.resume:
-                if staging.exists():  # --overwrite asked to discard an interrupted run
-                    shutil.rmtree(staging)
+                if os.path.lexists(staging):  # --overwrite asked to discard an interrupted run (or it was empty)
+                    remove_path(staging)
                 staging.mkdir(parents=True)
                 created = True
             write_json(staging / MANIFEST, plan.settings.scrub(_manifest(kernel, request, model, plan, world)))
