@@ -32,3 +32,12 @@ def test_a_multi_line_library_error_is_kept_whole_on_one_line(tmp_path):
     assert message.endswith("from one of: (1) a `tokenizers` library serialization file, (2) a slow tokenizer "
                             "instance to convert or (3) an equivalent slow tokenizer class to instantiate and "
                             "convert. You need to have sentencepiece installed.")
+
+
+def test_a_local_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\0" * 8)
+    with pytest.raises(loading.ClueError, match=r"model\.safetensors: a file, not a model directory; pass the model/"):
+        loading.check_source(str(weights))
+    with pytest.raises(loading.ClueError, match=r"nowhere: no such model directory; pass the model/"):
+        loading.check_source(str(tmp_path / "nowhere"))

@@ -160,7 +160,9 @@ def check_source(source: str) -> None:
     path = Path(source).expanduser()
     looks_local = source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
     if looks_local and not path.is_dir():
-        raise ClueError(f"{source}: no such model directory")
+        what = "a file, not a model directory" if path.exists() else "no such model directory"
+        raise ClueError(f"{source}: {what}; pass the model/ folder of an earlier run, a save_pretrained folder "
+                        f"or a hub id")
     if path.is_dir() and not (path / "config.json").is_file():
         raise ClueError(f"{source}: not a model directory (no config.json); pass the model/ folder of an earlier "
                         f"run, a save_pretrained folder or a hub id")
