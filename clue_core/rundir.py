@@ -50,6 +50,33 @@ def load_manifest(run_dir: Path) -> dict[str, Any]:
     return data
 
 
+def load_metrics(run_dir: Path) -> dict[str, Any]:
+    """The metrics of a complete run, checked for the shape the run table reads, or one clear error.
+
+    ``--resume`` of a complete run shows these scores again instead of running it, so a file
+    someone removed or damaged must be said, with the way out, not answered with a traceback.
+    """
+    path = run_dir / METRICS
+    again = "use --overwrite to run it again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ClueError(f"{path}: missing, so this run is not complete; {again}") from None
+    except (OSError, ValueError) as exc:
+        raise ClueError(f"{path}: unreadable metrics ({exc}); {again}") from None
+    if not isinstance(data, dict):
+        raise ClueError(f"{path}: unreadable metrics (not an object); {again}")
+    for name in ("dev", "counts"):
+        part = data.get(name, {})
+        if not isinstance(part, dict) or not all(_is_number(v) for v in part.values()):
+            raise ClueError(f"{path}: field '{name}': expected an object of numbers; {again}")
+    return data
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def is_complete(run_dir: Path) -> bool:
     try:
         return load_manifest(run_dir).get("status") == "complete"

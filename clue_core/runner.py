@@ -50,6 +50,7 @@ from clue_core.rundir import (
     RunPaths,
     is_complete,
     load_manifest,
+    load_metrics,
     remove_path,
 )
 from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score_detailed
@@ -181,12 +182,16 @@ def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
 
 
 def _finished_result(plan: TaskPlan) -> TaskResult:
-    import json
-
+    """The result of a complete run that ``--resume`` leaves as it is, from its own files."""
     manifest = load_manifest(plan.paths.final)
-    metrics = json.loads((plan.paths.final / METRICS).read_text(encoding="utf-8"))
+    metrics = load_metrics(plan.paths.final)
+    files, notes = manifest.get("submission_files", []), manifest.get("notes", [])
+    if not (isinstance(files, list) and isinstance(notes, list)):
+        raise ClueError(f"{plan.paths.final / MANIFEST}: fields 'submission_files' and 'notes' must be lists; "
+                        f"use --overwrite to run it again")
     return TaskResult(plan.task.name, plan.paths.final, metrics.get("dev", {}), plan.task.primary_metric,
-                      metrics.get("counts", {}), manifest.get("submission_files", []), manifest.get("notes", []))
+                      metrics.get("counts", {}), [str(f) for f in files], [str(n) for n in notes],
+                      partial=bool(metrics.get("partial")))
 
 
 def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, world: int) -> dict[str, Any]:

@@ -11,6 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from clue_core.plugin import ModelSpec, Setting, hookimpl
 from clue_core.rundir import RunPaths
 
@@ -147,3 +149,19 @@ def test_overwrite_of_a_staging_path_that_is_a_file_replaces_it(run_cli, tmp_pat
     result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out, "--overwrite")
     assert result.exit_code == 0, result.output
     assert json.loads((out / TASK / "manifest.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize("metrics", [None, '{"dev": [1', "[1]", '{"dev": {"accuracy": "x"}}',
+                                     '{"dev": {}, "counts": 3}'])
+def test_resume_of_a_complete_run_with_damaged_metrics_is_one_line(run_cli, tmp_path, metrics):
+    out = tmp_path / "out"
+    assert run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out).exit_code == 0
+    path = out / TASK / "metrics.json"
+    if metrics is None:
+        path.unlink()
+    else:
+        path.write_text(metrics)
+    result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out, "--resume")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith(f"error: {path}: ")
+    assert "--overwrite" in result.output and "Traceback" not in result.output
