@@ -70,12 +70,16 @@ def _check_state(paths: RunPaths, request: RunRequest) -> bool:
     if paths.final.exists() and not paths.final.is_dir():
         raise ClueError(f"{paths.final} is a file, not a run directory")
     staged = paths.interrupted()
+    holds = paths.final.exists() and any(paths.final.iterdir())
     if request.resume:
+        if not staged and holds and not is_complete(paths.final):  # the user's files, or a damaged run
+            raise ClueError(f"{paths.final} holds no complete run and there is no interrupted one to resume "
+                            f"({paths.staging}); pass --overwrite to replace it, or use another --output-dir")
         return staged
     if staged and not request.overwrite:
         raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
                         f"or --overwrite to discard it and start over")
-    if paths.final.exists() and any(paths.final.iterdir()) and not request.overwrite:
+    if holds and not request.overwrite:
         raise ClueError(f"{paths.final} already holds a run; pass --overwrite to replace it (the old run stays "
                         f"until the new one is complete) or --resume to continue it")
     return False

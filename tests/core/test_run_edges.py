@@ -165,3 +165,17 @@ def test_resume_of_a_complete_run_with_damaged_metrics_is_one_line(run_cli, tmp_
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].startswith(f"error: {path}: ")
     assert "--overwrite" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("content", ["notes.txt", "manifest.json"])
+def test_resume_never_replaces_a_folder_that_holds_no_complete_run(run_cli, tmp_path, content):
+    """Nothing to resume and no complete run: the folder is the user's (or a damaged run); only
+    --overwrite may replace it."""
+    out = tmp_path / "out"
+    (out / TASK).mkdir(parents=True)
+    (out / TASK / content).write_text("my own words")
+    result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out, "--resume")
+    assert result.exit_code == 2
+    assert f"{out / TASK} holds no complete run and there is no interrupted one to resume" in result.output
+    assert "--overwrite" in result.output
+    assert files_under(out) == {Path(TASK, content): b"my own words"}
