@@ -8,11 +8,8 @@ was refused while the server did not serve the model; few-shot demos a task cann
 
 from __future__ import annotations
 
-import http.server
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -208,43 +205,6 @@ def test_a_run_whose_cache_folder_cannot_be_written_is_one_line(run_cli, tmp_pat
 
 
 # -- M5: a server whose 200 answer is not what it should be -----------------------------------
-
-
-class FixedAnswer(http.server.BaseHTTPRequestHandler):
-    """Every POST: 200 ``application/json`` with ``body`` (bytes, taken as they are)."""
-
-    body = b""
-    posts = 0
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        type(self).posts += 1
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def answering() -> Iterator:
-    """``start(body)`` → the URL of a server on 127.0.0.1 that answers every POST with ``body``."""
-    servers = []
-
-    def start(body: bytes) -> tuple[str, type[FixedAnswer]]:
-        handler = type("Handler", (FixedAnswer,), {"body": body, "posts": 0})
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}/v1", handler
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 TRUNCATED = b'{"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "te'

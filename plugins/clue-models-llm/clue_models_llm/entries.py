@@ -8,16 +8,31 @@ again) or one line, never a ``KeyError`` deep in scoring.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
+
+#: How far above zero a summed log-probability may round (float32 sums of values ≤ 0).
+LOGPROB_SLACK = 1e-3
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _is_count(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+def _is_logprob(value: Any) -> bool:
+    """A log-probability a model can give: finite and not above zero.
+
+    JSON readers here accept ``NaN`` and ``Infinity``; a NaN would decide a prediction at
+    random and then be written into predictions files that no strict JSON reader opens,
+    and a positive value (a flipped sign bit, a server's bug) is no probability at all.
+    """
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value <= LOGPROB_SLACK)
 
 
 def _optional(entry: Mapping[str, Any]) -> bool:
@@ -29,15 +44,15 @@ def _optional(entry: Mapping[str, Any]) -> bool:
 
 
 def likelihood_ok(entry: Any, choices: int, ppl: bool) -> bool:
-    """One summed log-probability and token count per choice (and the prompt's, for ``ppl``)."""
+    """One summed log-probability (finite, ≤ 0) and token count (≥ 0) per choice (and the prompt's, for ``ppl``)."""
     if not isinstance(entry, Mapping):
         return False
     logprobs, tokens = entry.get("logprobs"), entry.get("tokens")
     if not (isinstance(logprobs, list) and isinstance(tokens, list) and len(logprobs) == len(tokens) == choices):
         return False
-    if not (all(_is_number(v) for v in logprobs) and all(_is_int(v) for v in tokens)):
+    if not (all(_is_logprob(v) for v in logprobs) and all(_is_count(v) for v in tokens)):
         return False
-    if ppl and not (_is_number(entry.get("prefix_logprob")) and _is_int(entry.get("prefix_tokens"))):
+    if ppl and not (_is_logprob(entry.get("prefix_logprob")) and _is_count(entry.get("prefix_tokens"))):
         return False
     return _optional(entry)
 

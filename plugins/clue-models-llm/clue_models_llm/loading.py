@@ -160,11 +160,34 @@ def _unreadable(folder: Path) -> ClueError | None:
         if not path.is_file():
             continue
         try:
-            json.loads(path.read_bytes())
+            data = json.loads(path.read_bytes())
         except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
             where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
             return ClueError(f"{path}{where}: not valid JSON ({_first_line(exc)}); save the model again with "
                              f"save_pretrained")
+        if not isinstance(data, dict):  # JSON, but transformers fails on it with a message naming nothing
+            return ClueError(f"{path}: not a JSON object (it holds a {type(data).__name__}); save the model "
+                             f"again with save_pretrained")
+    return None
+
+
+def _bad_weights(folder: Path) -> ClueError | None:
+    """The first ``*.safetensors`` file of ``folder`` whose header does not read, named.
+
+    safetensors' own error ("Error while deserializing header: invalid header length")
+    says what is wrong but not in which file; a copy cut short is the usual cause.
+    """
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        return None
+    for path in sorted(folder.glob("*.safetensors")):
+        try:
+            with safe_open(str(path), framework="pt"):
+                pass
+        except Exception as exc:  # SafetensorError (not an OSError), or an OSError reading it
+            return ClueError(f"{path}: not a readable safetensors file ({_first_line(exc)}); copy or save the "
+                             f"model again")
     return None
 
 
@@ -190,7 +213,8 @@ def load_model(source: str, *, revision: str, trust_remote_code: bool, dtype: An
     try:
         model = AutoModelForCausalLM.from_pretrained(source, **options)
     except Exception as exc:
-        raise _explain(source, exc) from None
+        folder = Path(source).expanduser()
+        raise (folder.is_dir() and _bad_weights(folder)) or _explain(source, exc) from None
     if not device_map:
         model.to(device)
     model.eval()

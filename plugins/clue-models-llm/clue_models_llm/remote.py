@@ -40,8 +40,9 @@ from clue_models_llm.prompts import Message, Question, Renderer
 CHAT_MARK = "\u0000chat:"
 #: The probe's prompt: short, and any tokenizer splits it into more than one token.
 PROBE_PROMPT = "你好，世界"
-#: What reading an answer of an unexpected shape raises (a field missing, a text that is a number…).
-SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+#: What reading an answer of an unexpected shape raises (a field missing, a text that is a number, a count
+#: of 1e400 that no integer holds…).
+SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError, ArithmeticError)
 
 
 def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
@@ -116,8 +117,8 @@ def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callabl
         raise ClueError(f"{where}: the answer is not an OpenAI response of the expected shape "
                         f"({type(exc).__name__}: {exc})") from None
     if not valid(entry):
-        raise ClueError(f"{where}: the answer is not an OpenAI response of the expected shape (a field is missing "
-                        f"or of another type)")
+        raise ClueError(f"{where}: the answer is not an OpenAI response of the expected shape (a field is missing, "
+                        f"of another type, or a value no model gives: a log-probability not finite or above 0)")
     return entry
 
 
@@ -224,6 +225,9 @@ class ServerLearner(LLMLearner):
                     raise  # not serving the model says nothing of echo: the run cannot go on anyway
                 # not remembered: a refusal may be the server's passing state (a model loading, a proxy)
                 return False, f"its completions endpoint refuses echo + logprobs ({exc.status})"
+            if not getattr(response, "choices", None):
+                # an answer with nothing in it says nothing of echo either: not remembered, like a refusal
+                return False, "its completions answered the probe with no choices"
             known = read_answer(self.client.where(), probe_answer, probe_ok, response)
             self.cache.put_many({key: known})
         return bool(known["capable"]), str(known["why"])
