@@ -148,7 +148,7 @@ def describe_input_error(exc: InputError) -> InputError:
     shown = display_path(exc.path)
     if shown == exc.path:
         return exc
-    _drop_refused(exc.path)
+    mark_refused(exc.path)
     return InputError(shown, exc.reason, line=exc.line, field=exc.field, record=exc.record)
 
 
@@ -156,7 +156,7 @@ _REFUSED: set[str] = set()
 """Folders unpacked from a user's zip whose data was refused; dropped when the process ends."""
 
 
-def _drop_refused(path: str) -> None:
+def mark_refused(path: str) -> None:
     """Have the copy of the user's zip that ``path`` is in dropped at exit: its data was refused,
     and a fixed zip has another sha256, so nothing would use it again. Not at once: a caller
     such as ``clue-core check`` goes on reading the other files to report their problems too."""
@@ -170,7 +170,7 @@ def _drop_refused(path: str) -> None:
 
 
 def drop_refused() -> None:
-    """Delete the refused copies (see :func:`_drop_refused`), except those another run still reads
+    """Delete the refused copies (see :func:`mark_refused`), except those another run still reads
     (:func:`clue_core.archive.drop_unless_held`); the refusal's message matters more than this."""
     while _REFUSED:
         root = Path(_REFUSED.pop())

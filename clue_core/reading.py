@@ -10,9 +10,10 @@ sometimes do not.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from clue_core.errors import ClueError, InputError, PluginError
+from clue_core.errors import ClueError, DataError, InputError, PluginError
 from clue_core.examples import (
     ClassificationExample,
     MultipleChoiceExample,
@@ -37,7 +38,26 @@ def read_split(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
         check_examples(task, result, test=split not in task.splits)
     except InputError as exc:  # name the user's zip and member, not the cache copy
         raise describe_input_error(exc) from None
+    except DataError as exc:  # a file the reader did not find: the same
+        raise _in_users_zip(exc, data_dir, required=split in task.splits) from None
     return result
+
+
+def _in_users_zip(exc: DataError, data_dir: Path, required: bool) -> DataError:
+    """A reader's ``DataError`` naming the user's zip, not the cache copy nobody knows about.
+
+    A required split refuses the zip as a bad line does, so its copy is dropped at exit (a
+    fixed zip is unpacked anew); a missing test version only skips that version.
+    """
+    from clue_core import data
+
+    folder = str(data_dir)
+    shown = data.display_path(folder)
+    if shown == folder:
+        return exc
+    if required:
+        data.mark_refused(folder)
+    return DataError(str(exc).replace(folder + os.sep, shown + ":").replace(folder, shown))
 
 
 def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> None:

@@ -116,3 +116,37 @@ def test_a_refused_copy_stays_readable_until_the_process_is_done_with_it(home, t
     assert extracted(home) == [other.name]  # only the refused zip's copy goes
     data.drop_refused()  # twice: nothing left to do
     assert extracted(home) == [other.name]
+
+
+def make_partial_zip(path: Path, leave_out: str) -> Path:
+    """The tnews sample as ``tnews_public/`` in a zip, without the file ``leave_out``."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for file in sorted(SAMPLE.iterdir()):
+            if file.name != leave_out:
+                archive.writestr(f"tnews_public/{file.name}", file.read_text(encoding="utf-8"))
+    return path
+
+
+@pytest.mark.slow
+def test_a_zip_without_a_required_file_names_the_zip_and_leaves_no_extraction(home, tmp_path):
+    partial = make_partial_zip(tmp_path / "tnews_public.zip", leave_out="train.json")
+    result = run(partial, tmp_path / "out")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (f"error: {partial}: task tnews split 'train' needs train.json "
+                                     f"(looked in all sub-folders)")
+    assert extracted(home) == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_file_names_the_zip_and_only_a_required_split_drops_the_copy(home, tmp_path):
+    from clue_core.errors import DataError
+
+    task = Kernel().task("tnews")
+    folder = data.resolve_task_data(task, data_dir=make_partial_zip(tmp_path / "t.zip", leave_out="test1.0.json"))
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 't.zip'}: task tnews split 'test1.0' needs")):
+        read_split(task, folder, "test1.0")  # an optional test version: the run goes on without it
+    assert not data._REFUSED
+    (folder / "tnews_public" / "dev.json").unlink()
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 't.zip'}: task tnews split 'dev' needs")):
+        read_split(task, folder, "dev")
+    assert sorted(data._REFUSED) == [str(folder)]
