@@ -107,7 +107,7 @@ def disk_advice(line: str, exc: OSError) -> str:
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
     """Write one JSON document atomically, keeping Chinese characters readable."""
     with atomic_open(path) as handle:
-        json.dump(data, handle, ensure_ascii=False, indent=indent)
+        handle.write(_strict_json(path, data, indent))
         handle.write("\n")
 
 
@@ -115,5 +115,18 @@ def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
     """Write JSON Lines atomically, one compact object per line."""
     with atomic_open(path) as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False))
+            handle.write(_strict_json(path, record, None))
             handle.write("\n")
+
+
+def _strict_json(path: str | Path, data: Any, indent: int | None) -> str:
+    """``data`` as standard JSON: NaN and Infinity are Python's extensions, which strict readers
+    (browsers, jq, other languages) refuse, so a value of that kind is one line naming the file,
+    and the temporary is dropped like any failed write."""
+    from clue_core.errors import ClueError
+
+    try:
+        return json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:
+        raise ClueError(f"{path}: holds a value that is not a finite number (NaN or infinity), which JSON "
+                        f"cannot represent; nothing was written") from None

@@ -31,7 +31,10 @@ class ClueGroup(click.Group):
             if (ctx.obj or {}).get("strict") or (kernel is not None and kernel.strict):
                 raise
             click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # outside a run (which says what it kept): nothing to go on with
+            click.echo("error: interrupted", err=True)
+            ctx.exit(130)
 
 
 def get_kernel(ctx: click.Context) -> Kernel:

@@ -12,6 +12,15 @@ from pathlib import Path
 class ClueError(Exception):
     """A problem the user can fix; shown as one line, exit code 2."""
 
+    exit_code = 2
+
+
+class Interrupted(ClueError):
+    """Ctrl-C (or SIGINT) during a run: one line saying what was kept and how to go on; exit 130,
+    the shell's code for a process ended by SIGINT."""
+
+    exit_code = 130
+
 
 class InputError(ClueError):
     """Malformed input data: names the file, the line (or record id) and the field."""

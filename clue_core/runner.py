@@ -24,7 +24,7 @@ from typing import Any
 from clue_core import __version__, data
 from clue_core.atomic import disk_advice, write_json, write_jsonl
 from clue_core.context import RunContext, process_rank
-from clue_core.errors import ClueError, DataError
+from clue_core.errors import ClueError, DataError, Interrupted
 from clue_core.examples import Example, MetricResult, Prediction, SplitData, gold_of
 from clue_core.kernel import Kernel
 from clue_core.planning import (  # re-exported: the runner is where callers have always found them
@@ -167,7 +167,10 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 echo(f"[{plan.task.name}] {note}")
             echo(f"[{plan.task.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
                  f"→ {plan.paths.final}")
-            results.append(_run_task(kernel, request, model, plan, rank, world, echo))
+            try:
+                results.append(_run_task(kernel, request, model, plan, rank, world, echo))
+            except KeyboardInterrupt:
+                raise _interrupted(plan, results) from None
         return results
     except BaseException:
         if created_output:
@@ -176,6 +179,15 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
     finally:
         for lock in locks:
             lock.release()
+
+
+def _interrupted(plan: TaskPlan, done: list[TaskResult]) -> Interrupted:
+    """Ctrl-C during a task: its staging folder is kept (what it trained and cached), so say so."""
+    finished = f"; {', '.join(r.task for r in done)} finished before" if done else ""
+    if plan.paths.interrupted():
+        return Interrupted(f"interrupted: {plan.task.name} is kept unfinished in {plan.paths.staging}{finished}; "
+                           f"the same command with --resume continues it")
+    return Interrupted(f"interrupted before {plan.task.name} wrote anything{finished}")
 
 
 def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:

@@ -7,6 +7,7 @@ both come from here, so they cannot disagree about missing predictions or decodi
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,22 @@ def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, d
     if len(predictions) != len(examples):
         raise PluginError(f"{task.name}: the model returned {len(predictions)} predictions for "
                           f"{len(examples)} examples")
+    for prediction in predictions:
+        _check_scores(task, prediction)
     return decode_and_align(task, examples, predictions, decode)  # type: ignore[return-value]
+
+
+def _check_scores(task: TaskSpec, prediction: Prediction) -> None:
+    """A model's scores are finite numbers: a NaN would decide the prediction by accident (every
+    comparison with it is false) and write prediction files that strict JSON readers refuse."""
+    for value in prediction.scores or ():
+        try:
+            finite = math.isfinite(value)
+        except TypeError:
+            finite = False
+        if not finite:
+            raise PluginError(f"{task.name}: the model's scores for example {prediction.id} hold {value!r}, "
+                              f"not a finite number")
 
 
 def decode_and_align(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction],
