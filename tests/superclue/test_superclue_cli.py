@@ -134,7 +134,7 @@ def test_a_run_killed_while_judging_resumes_without_asking_again(run_cli, tmp_pa
 
     monkeypatch.setattr(aggregate, "totals", killed)
     result = run_cli("run", "superclue", "--model", "llm-tiny", *TINY, "--sample", "-o", out)
-    assert result.exit_code == 1 and "Aborted" in result.output  # click's answer to an interrupt
+    assert result.exit_code == 130 and "the same command with --resume continues it" in result.output
     assert (out / ".superclue.staging").is_dir() and not (out / "superclue").exists()
     monkeypatch.setattr(aggregate, "totals", real)
     result = run_cli("run", "superclue", "--model", "llm-tiny", *TINY, "--sample", "-o", out, "--resume")
