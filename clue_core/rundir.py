@@ -36,18 +36,23 @@ SUBMISSION_DIR = "submission"
 TRAINING_DIR = "training"
 
 
-def load_manifest(run_dir: Path) -> dict[str, Any]:
-    """The manifest of a run directory, or one clear error."""
-    path = run_dir / MANIFEST
+def _json_object(path: Path, what: str, missing: str, advice: str = "") -> dict[str, Any]:
+    """One JSON object file of a run, or one line: ``missing`` when it is not there, else what is wrong."""
+    tail = f"; {advice}" if advice else ""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ClueError(f"{run_dir}: not a run directory (no {MANIFEST})") from None
+        raise ClueError(missing) from None
     except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable manifest ({exc})") from None
+        raise ClueError(f"{path}: unreadable {what} ({exc}){tail}") from None
     if not isinstance(data, dict):
-        raise ClueError(f"{path}: unreadable manifest (not an object)")
+        raise ClueError(f"{path}: unreadable {what} (not an object){tail}")
     return data
+
+
+def load_manifest(run_dir: Path) -> dict[str, Any]:
+    """The manifest of a run directory, or one clear error."""
+    return _json_object(run_dir / MANIFEST, "manifest", f"{run_dir}: not a run directory (no {MANIFEST})")
 
 
 def load_metrics(run_dir: Path) -> dict[str, Any]:
@@ -58,14 +63,7 @@ def load_metrics(run_dir: Path) -> dict[str, Any]:
     """
     path = run_dir / METRICS
     again = "use --overwrite to run it again"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClueError(f"{path}: missing, so this run is not complete; {again}") from None
-    except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable metrics ({exc}); {again}") from None
-    if not isinstance(data, dict):
-        raise ClueError(f"{path}: unreadable metrics (not an object); {again}")
+    data = _json_object(path, "metrics", f"{path}: missing, so this run is not complete; {again}", again)
     for name in ("dev", "counts"):
         part = data.get(name, {})
         if not isinstance(part, dict) or not all(_is_number(v) for v in part.values()):
