@@ -31,10 +31,11 @@ from typing import IO, Any
 def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary sibling of ``path``; rename it over ``path`` only on success."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    created = _make_parents(path.parent)
     try:
         fd, tmp_name = _create_temporary(path)
     except OSError as exc:  # named as the file meant, not a temporary name nobody will find
+        _remove_empty(created)
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     binary = "b" in mode
     try:
@@ -46,9 +47,27 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        _remove_empty(created)
         if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, outermost first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_empty(created: list[Path]) -> None:
+    """Remove the folders a failed write created, innermost first, while they are still empty:
+    a full disk must not leave ``-o new/folder/x.zip``'s folders behind."""
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:  # another file arrived meanwhile, or it is gone: keep the rest
+            return
 
 
 def _create_temporary(path: Path) -> tuple[int, str]:

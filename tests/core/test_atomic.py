@@ -66,3 +66,29 @@ def test_replacing_a_file_is_atomic_and_a_failure_leaves_the_old_one(tmp_path: P
 def test_chinese_text_stays_readable(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "p.json", [{"label": "正面"}])
     assert (tmp_path / "p.json").read_text(encoding="utf-8") == '{"label": "正面"}\n'
+
+
+def test_a_failed_write_removes_the_folders_it_created_and_keeps_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "kept").mkdir()
+    target = tmp_path / "kept" / "new" / "deeper" / "x.json"
+    with pytest.raises(OSError), atomic_open(target) as handle:
+        handle.write("half")
+        raise OSError(28, "No space left on device")
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == []  # new/deeper gone, kept stays
+    (tmp_path / "kept" / "mine").mkdir(parents=True)
+    (tmp_path / "kept" / "mine" / "note.txt").write_text("the user's")
+    with pytest.raises(OSError), atomic_open(tmp_path / "kept" / "mine" / "sub" / "x.json") as handle:
+        raise OSError(28, "No space left on device")
+    assert sorted(p.name for p in (tmp_path / "kept" / "mine").iterdir()) == ["note.txt"]
+
+
+def test_a_temporary_that_cannot_be_created_leaves_no_new_folder(tmp_path: Path, monkeypatch) -> None:
+    import clue_core.atomic as atomic
+
+    def full(path: Path) -> tuple[int, str]:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(atomic, "_create_temporary", full)
+    with pytest.raises(OSError, match=r"x\.zip"), atomic_open(tmp_path / "out" / "x.zip", "wb"):
+        pass
+    assert list(tmp_path.iterdir()) == []
