@@ -294,6 +294,17 @@ def resolve_task_data(
     return ensure_task_data(task)
 
 
+def _not_files(folder: Path, names: Iterable[str]) -> str:
+    """Why a data file that is there was not read: a folder or a broken link by that name."""
+    for name in names:
+        entry = folder / name
+        if entry.is_dir():
+            return f"; {entry} is a folder, not a file"
+        if entry.is_symlink() and not entry.exists():
+            return f"; {entry} is a broken link (to {os.readlink(entry)})"
+    return ""
+
+
 def _user_data(task: TaskSpec, path: Path) -> Path:
     """Interpret a user-given ``--data-dir`` (folder, zip, or parent of either)."""
     hint = ""
@@ -320,6 +331,7 @@ def _user_data(task: TaskSpec, path: Path) -> Path:
             return path  # the task's own folder, its files inside a wrapper folder (readers search nested)
         if elsewhere is not None:
             hint = f"; {elsewhere} is not named after {task.name}: pass it as --data-dir if it is {task.name}'s"
+        hint = hint or _not_files(path, task.data_files)
     except PermissionError as exc:
         raise DataError(f"{exc.filename or path}: cannot read ({exc.strerror})") from None
     expected = [f"{name}/" for name in _folder_names(task)] + list(_zip_names(task))
