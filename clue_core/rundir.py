@@ -177,6 +177,14 @@ def _alive(pid: int, start: str | None) -> bool:
     return start is None or _process_start(pid) in (None, start)
 
 
+def _elsewhere(holder: dict[str, Any]) -> str:
+    """For a lock held on another machine, which this one cannot check: the way out if it is gone."""
+    if holder.get("host") == socket.gethostname():
+        return ""
+    return (f"; this machine cannot tell whether a process on {holder.get('host')} still runs: if it is gone, "
+            f"delete the lock file")
+
+
 class RunLock:
     """An exclusive lock file; crash-safe because a dead holder is detected, not trusted."""
 
@@ -202,7 +210,8 @@ class RunLock:
                     if holder is not None and self._holder_alive(holder):
                         raise ClueError(
                             f"{self.final} is in use by process {holder.get('pid')} on {holder.get('host')} "
-                            f"since {holder.get('since')} (lock {self.path}); wait for it or stop it") from None
+                            f"since {holder.get('since')} (lock {self.path}); wait for it or stop it"
+                            f"{_elsewhere(holder)}") from None
                     if echo:
                         who = f"process {holder.get('pid')}" if holder else "an unreadable holder"
                         echo(f"removed a stale lock on {self.final} left by {who}, which is no longer running")

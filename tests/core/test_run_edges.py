@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from clue_core.errors import ClueError
 from clue_core.plugin import ModelSpec, Setting, hookimpl
-from clue_core.rundir import RunPaths
+from clue_core.rundir import RunLock, RunPaths
 
 TASK = "review-sentiment"
 SAMPLE = Path(__file__).parents[2] / "examples/clue-example-plugin/clue_example_plugin/sample"
@@ -179,3 +180,15 @@ def test_resume_never_replaces_a_folder_that_holds_no_complete_run(run_cli, tmp_
     assert f"{out / TASK} holds no complete run and there is no interrupted one to resume" in result.output
     assert "--overwrite" in result.output
     assert files_under(out) == {Path(TASK, content): b"my own words"}
+
+
+def test_a_lock_held_on_another_machine_says_how_to_go_on_if_that_process_is_gone(tmp_path):
+    """Another host's process cannot be checked, so the lock is respected; the line says what to do
+    if that process is gone (it said only 'wait for it or stop it', which nobody on this machine can)."""
+    lock = tmp_path / ".afqmc.lock"
+    lock.write_text(json.dumps({"pid": 1, "host": "another-machine.example", "since": "yesterday"}))
+    with pytest.raises(ClueError) as refused:
+        RunLock(lock, tmp_path / "afqmc").acquire(["clue-core", "run"])
+    message = str(refused.value)
+    assert "on another-machine.example" in message and message.endswith("if it is gone, delete the lock file")
+    assert lock.exists()  # respected, not taken over
