@@ -41,3 +41,21 @@ def test_a_local_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
         loading.check_source(str(weights))
     with pytest.raises(loading.ClueError, match=r"nowhere: no such model directory; pass the model/"):
         loading.check_source(str(tmp_path / "nowhere"))
+
+
+@pytest.mark.slow
+def test_a_model_folder_whose_weights_are_cut_short_names_the_file(demo_run, tmp_path, monkeypatch):
+    """safetensors says "Error while deserializing header" but not which file (issue 18 review)."""
+    import shutil
+
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
+    runs, _ = demo_run
+    model = tmp_path / "model"
+    shutil.copytree(runs / "afqmc" / "model", model)
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    result = invoke("run", "afqmc", "--model", model, "--no-train", "--sample", "-o", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith(f"error: {weights}: not a readable safetensors file (") and "save the model again" in last
+    assert not (tmp_path / "out").exists()

@@ -60,9 +60,29 @@ def _explain(source: str, exc: Exception) -> ClueError:
     if "trust_remote_code" in str(exc):
         return ClueError(f"{source}: this checkpoint runs its own code; pass --set trust_remote_code=true "
                          f"only if you trust it ({text})")
-    where = "directory" if Path(source).expanduser().exists() else "hub id"
+    folder = Path(source).expanduser()
+    where = "directory" if folder.exists() else "hub id"
+    if where == "directory" and (named := _unreadable_weights(folder)):
+        return named
     hint = "" if where == "directory" else " (no network? models download once into the Hugging Face cache)"
     return ClueError(f"cannot load {where} {source!r}: {text}{hint}")
+
+
+def _unreadable_weights(folder: Path) -> ClueError | None:
+    """The first ``*.safetensors`` file of a folder whose header does not read, named: safetensors
+    says "Error while deserializing header" but not which file (a copy cut short, usually)."""
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        return None
+    for path in sorted(folder.glob("*.safetensors")) if folder.is_dir() else ():
+        try:
+            with safe_open(str(path), framework="pt"):
+                pass
+        except Exception as exc:  # SafetensorError is no OSError; an OSError reading it counts the same
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return ClueError(f"{path}: not a readable safetensors file ({reason}); copy or save the model again")
+    return None
 
 
 def hub_endpoint() -> str:
