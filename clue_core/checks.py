@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
-from clue_core.specs import MetricSpec, ModelSpec, Setting, SubmissionWriterSpec, TaskSpec
+from clue_core.specs import (
+    CommandSpec,
+    MetricSpec,
+    ModelSpec,
+    ReportSectionSpec,
+    Setting,
+    SubmissionWriterSpec,
+    TaskSpec,
+)
 
 if TYPE_CHECKING:
     from clue_core.kernel import Kernel
@@ -177,6 +185,24 @@ def _writer_problems(writer: SubmissionWriterSpec) -> list[str]:
             for name in ("write", "read") if not _is_ref(getattr(writer, name))]
 
 
+def _command_problems(command: CommandSpec) -> list[str]:
+    problems = [] if _is_ref(command.command) else [f"command must be 'module:attr', got {command.command!r}"]
+    if not isinstance(command.name, str) or not command.name or command.name.startswith("-") or any(
+            c.isspace() for c in command.name):
+        problems.append(f"command name must be one word, got {command.name!r}")
+    return problems
+
+
+def _section_problems(section: ReportSectionSpec) -> list[str]:
+    problems = _tuple_problems(section)
+    refs = ("build", "html") + (("markdown",) if section.markdown is not None else ())
+    problems += [f"{name} must be 'module:attr', got {getattr(section, name)!r}"
+                 for name in refs if not _is_ref(getattr(section, name))]
+    if not isinstance(section.name, str) or not section.name.replace("-", "").replace("_", "").isalnum():
+        problems.append(f"section name must be letters, digits, '-' or '_' (the page anchor), got {section.name!r}")
+    return problems
+
+
 def spec_problems(kernel: Kernel, registry: str, spec: Any) -> list[str]:
     """What is wrong with one spec, checked against the registry, importing nothing."""
     if registry == "tasks":
@@ -185,11 +211,15 @@ def spec_problems(kernel: Kernel, registry: str, spec: Any) -> list[str]:
         return _model_problems(spec)
     if registry == "metrics":
         return _metric_problems(spec)
+    if registry == "commands":
+        return _command_problems(spec)
+    if registry == "report_sections":
+        return _section_problems(spec)
     return _writer_problems(spec)
 
 
 def _suggest(name: str, known: Any) -> str:
-    from clue_core.kernel import did_you_mean
+    from clue_core.errors import did_you_mean
 
     return did_you_mean(name, list(known))
 

@@ -17,18 +17,23 @@ from clue_core import __version__
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 
-LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers")
+LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections")
+
+
+#: Commands that plugins of this project provide, and the plugin to install for each.
+PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue"}
 
 
 class ClueGroup(click.Group):
-    """Turns user-facing errors into one line and exit code 2, without a traceback."""
+    """Turns user-facing errors into one line and exit code 2, without a traceback, and adds the
+    commands plugins register through the ``clue_commands`` hook (imported only when they run)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ClueError as exc:
             kernel = (ctx.obj or {}).get("kernel")
-            if (ctx.obj or {}).get("strict") or (kernel is not None and kernel.strict):
+            if _strict(ctx) or (kernel is not None and kernel.strict):
                 raise
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -36,11 +41,46 @@ class ClueGroup(click.Group):
             click.echo("error: interrupted", err=True)
             ctx.exit(130)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *get_kernel(ctx).commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        from clue_core.commands import load_command, missing_command
+
+        kernel = get_kernel(ctx)
+        spec = kernel.commands.get(cmd_name)
+        if spec is not None:
+            return load_command(kernel, spec)
+        return missing_command(kernel, cmd_name, PLUGIN_HOMES.get(cmd_name))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Like click's, but a plugin command shows its spec's help: listing imports none of them."""
+        kernel = get_kernel(ctx)
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                if not self.commands[name].hidden:
+                    rows.append((name, self.commands[name].get_short_help_str(formatter.width - 20)))
+            else:
+                owner = kernel.owner.get(("commands", name), "?")
+                rows.append((name, f"{kernel.commands[name].help} (plugin {owner})"))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _strict(ctx: click.Context) -> bool:
+    root = ctx.find_root()
+    return bool((root.obj or {}).get("strict") or root.params.get("strict"))
+
 
 def get_kernel(ctx: click.Context) -> Kernel:
-    obj = ctx.ensure_object(dict)
+    obj = ctx.find_root().ensure_object(dict)
     if "kernel" not in obj:
-        obj["kernel"] = Kernel(strict=True if obj.get("strict") else None)
+        obj["kernel"] = Kernel(strict=True if _strict(ctx) else None)
     return obj["kernel"]
 
 
@@ -73,8 +113,9 @@ def cli(ctx: click.Context, strict: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
-    """List plugins (default), tasks, models, metrics or submission writers."""
+    """List plugins (default), tasks, models, metrics, submission writers, plugin commands or report sections."""
     kernel = get_kernel(ctx)
+    what = "report_sections" if what == "sections" else what
     if what == "plugins":
         rows = [p.as_dict() for p in kernel.plugins]
         if as_json:
@@ -106,6 +147,11 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
         table = [["metric", "kinds", "plugin", "description"]]
         for name, m in registry.items():
             table.append([name, ", ".join(m.kinds) or "any", owner[name], m.description])
+    elif what == "commands":
+        table = [["command", "plugin", "help"]] + [[n, owner[n], c.help] for n, c in registry.items()]
+    elif what == "report_sections":
+        table = [["section", "title", "reads", "plugin", "description"]] + [
+            [n, r.title, ", ".join(r.inputs) or "-", owner[n], r.description] for n, r in registry.items()]
     else:
         table = [["writer", "scored by", "plugin", "description"]]
         for name, w in registry.items():
@@ -283,40 +329,12 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
         as_json: bool) -> None:
     """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
     from clue_core import runner
-    from clue_core.config import load_config, parse_override
+    from clue_core.config import run_request
     from clue_core.context import is_main_process
 
-    config = load_config(config_file) if config_file else {}
-    task_names = list(tasks) or config.get("tasks", [])
-    model_name = model or config.get("model")
-    if not model_name:
-        raise ClueError("choose a model with --model (see 'clue-core list models')")
-    if sample is None:
-        sample = bool(config.get("sample", False))
-    if data_dir is None and config.get("data_dir") and not sample:
-        data_dir = Path(config["data_dir"]).expanduser()
-    if sample and data_dir:
-        raise ClueError("--sample and --data-dir exclude each other")
-    if resume and not (output_dir or config.get("output_dir")):
-        raise ClueError("--resume needs the --output-dir of the run to continue")
-    request = runner.RunRequest(
-        tasks=task_names,
-        model=model_name,
-        data_dir=data_dir,
-        sample=sample,
-        output_dir=output_dir or (Path(config["output_dir"]) if config.get("output_dir") else None),
-        seed=seed if seed is not None else config.get("seed", 42),
-        settings=dict(config.get("settings", {})),
-        task_settings={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
-        overrides=dict(parse_override(item) for item in overrides),
-        config_file=str(config_file) if config_file else None,
-        limit=limit if limit is not None else config.get("limit"),
-        cache_dir=cache_dir or (Path(config["cache"]).expanduser() if config.get("cache") else None),
-        no_train=no_train,
-        resume=resume,
-        overwrite=overwrite,
-        command=sys.argv[:],
-    )
+    request = run_request(tasks=tasks, model=model, config_file=config_file, data_dir=data_dir, sample=sample,
+                          output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, command=sys.argv[:])
     kernel = get_kernel(ctx)
     if dry_run:
         plan = runner.dry_run_plan(kernel, request)

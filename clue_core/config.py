@@ -17,10 +17,14 @@ specs declare (:mod:`clue_core.settings`), so a typo fails there with a did-you-
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, InputError
+
+if TYPE_CHECKING:
+    from clue_core.planning import RunRequest
 
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
@@ -100,3 +104,52 @@ def parse_override(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise ClueError(f"--set expects key=value, got {text!r}")
     return key, raw
+
+
+def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_file: str | Path | None = None,
+                data_dir: str | Path | None = None, sample: bool | None = None, output_dir: str | Path | None = None,
+                seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
+                resume: bool = False, overwrite: bool = False, limit: int | None = None,
+                cache_dir: str | Path | None = None, command: Sequence[str] = ()) -> RunRequest:
+    """The one place where a config file and the options given beside it become a run request.
+
+    The ``run`` command and :func:`clue_core.api.run` both call it, so a flag wins over the
+    file the same way everywhere. ``overrides`` are ``--set`` texts (``"key=value"``) or a
+    mapping of already typed values.
+    """
+    from clue_core.planning import RunRequest
+
+    config = load_config(config_file) if config_file else {}
+    model_name = model or config.get("model")
+    if not model_name:
+        raise ClueError("choose a model with --model (see 'clue-core list models')")
+    if sample is None:
+        sample = bool(config.get("sample", False))
+    if data_dir is None and config.get("data_dir") and not sample:
+        data_dir = Path(config["data_dir"]).expanduser()
+    if sample and data_dir:
+        raise ClueError("--sample and --data-dir exclude each other")
+    output_dir = output_dir if output_dir is not None else config.get("output_dir")
+    if resume and not output_dir:
+        raise ClueError("--resume needs the --output-dir of the run to continue")
+    cache_dir = cache_dir if cache_dir is not None else (Path(config["cache"]).expanduser() if config.get("cache")
+                                                         else None)
+    typed = dict(overrides) if isinstance(overrides, Mapping) else dict(parse_override(item) for item in overrides)
+    return RunRequest(
+        tasks=list(tasks) or config.get("tasks", []),
+        model=model_name,
+        data_dir=Path(data_dir) if data_dir is not None else None,
+        sample=sample,
+        output_dir=Path(output_dir) if output_dir else None,
+        seed=seed if seed is not None else config.get("seed", 42),
+        settings=dict(config.get("settings", {})),
+        task_settings={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
+        overrides=typed,
+        config_file=str(config_file) if config_file else None,
+        limit=limit if limit is not None else config.get("limit"),
+        cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        no_train=no_train,
+        resume=resume,
+        overwrite=overwrite,
+        command=list(command),
+    )

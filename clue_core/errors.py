@@ -6,6 +6,7 @@ name, missing data), never a bug; the CLI prints ``error: <message>`` without a 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -58,3 +59,13 @@ class DataError(ClueError):
 
 class PluginError(ClueError):
     """A plugin failed to load or broke a contract (shown on its row in ``clue-core list``)."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'tnews'?"`` for close matches, else ``""``."""
+    import difflib  # only on an unknown name
+
+    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    if not matches:
+        return ""
+    return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"

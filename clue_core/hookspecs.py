@@ -1,4 +1,4 @@
-"""The four collection hooks every clue-core plugin may implement.
+"""The collection hooks every clue-core plugin may implement.
 
 Each hook takes no arguments and returns a list of specs; a plugin implements any of
 them with ``@hookimpl`` from :mod:`clue_core.plugin`. Hook modules must stay cheap to
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec, TaskSpec
+    from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
 NAME = "clue_core"
 hookspec = pluggy.HookspecMarker(NAME)
@@ -58,3 +58,16 @@ def clue_metrics() -> list[MetricSpec]:
 def clue_submission_writers() -> list[SubmissionWriterSpec]:
     """The submission file formats this plugin provides (``write`` and ``read`` back)."""
 
+
+@hookspec
+def clue_commands() -> list[CommandSpec]:
+    """The ``clue-core`` sub-commands this plugin adds (``report``, ``compare``).
+
+    Each :class:`~clue_core.specs.CommandSpec` names the command, its one-line help and
+    the click command as ``"module:attr"``, imported only when the command runs.
+    """
+
+
+@hookspec
+def clue_report_sections() -> list[ReportSectionSpec]:
+    """The views this plugin adds to ``clue-core report`` (see :class:`~clue_core.specs.ReportSectionSpec`)."""

@@ -17,11 +17,16 @@ from typing import Any
 import pluggy
 
 from clue_core import hookspecs
-from clue_core.errors import ClueError, PluginError, UnknownNameError
-from clue_core.specs import MetricSpec, ModelSpec, SubmissionWriterSpec, TaskSpec
-
-MODEL_FILE = "clue_model.json"
-"""The file in a saved model directory that names the model family that wrote it."""
+from clue_core.errors import ClueError, PluginError, UnknownNameError, did_you_mean
+from clue_core.specs import (
+    MODEL_FILE,
+    CommandSpec,
+    MetricSpec,
+    ModelSpec,
+    ReportSectionSpec,
+    SubmissionWriterSpec,
+    TaskSpec,
+)
 
 #: hook name -> (registry attribute, spec type, what users call it)
 HOOKS: dict[str, tuple[str, type, str]] = {
@@ -29,7 +34,12 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_models": ("models", ModelSpec, "model"),
     "clue_metrics": ("metrics", MetricSpec, "metric"),
     "clue_submission_writers": ("writers", SubmissionWriterSpec, "writer"),
+    "clue_commands": ("commands", CommandSpec, "command"),
+    "clue_report_sections": ("report_sections", ReportSectionSpec, "report section"),
 }
+
+#: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
+BUILTIN_COMMANDS = frozenset({"list", "info", "check", "download", "run", "evaluate", "submit"})
 
 
 HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}
@@ -89,6 +99,8 @@ class Kernel:
         self.models: dict[str, ModelSpec] = {}
         self.metrics: dict[str, MetricSpec] = {}
         self.writers: dict[str, SubmissionWriterSpec] = {}
+        self.commands: dict[str, CommandSpec] = {}
+        self.report_sections: dict[str, ReportSectionSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
         if entrypoints:
             self.load_entrypoints()
@@ -204,6 +216,8 @@ class Kernel:
             registry = getattr(self, registry_name)
             names = [spec.name for spec in specs]
             for name in names:
+                if registry_name == "commands" and name in BUILTIN_COMMANDS:
+                    raise PluginError(f"command {name!r} is a built-in command of clue-core")
                 if name in registry:
                     owner = self.owner[(registry_name, name)]
                     raise PluginError(f"{noun} {name!r} is already registered by plugin {owner!r}")
@@ -218,7 +232,7 @@ class Kernel:
         """
         from clue_core.checks import spec_problems
 
-        for registry_name in ("writers", "metrics", "models", "tasks"):
+        for registry_name in ("writers", "metrics", "models", "tasks", "commands", "report_sections"):
             registry = getattr(self, registry_name)
             for name, spec in list(registry.items()):
                 problems = spec_problems(self, registry_name, spec)
@@ -295,13 +309,3 @@ def _saved_model_family(path: Path) -> str:
         return str(data["model"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ClueError(f"{path}: unreadable model description ({exc})") from None
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """``"; did you mean 'tnews'?"`` for close matches, else ``""``."""
-    import difflib
-
-    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
-    if not matches:
-        return ""
-    return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"

@@ -15,15 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, DataError, InputError
 from clue_core.hookspecs import hookimpl
-from clue_core.kernel import MODEL_FILE
 from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
 from clue_core.specs import (
+    MODEL_FILE,
+    CommandSpec,
     DataSource,
     Leaderboard,
     MetricSpec,
     ModelSpec,
     Prompt,
     PublishedScore,
+    ReportSectionSpec,
     Setting,
     SubmissionWriterSpec,
     TaskSpec,
@@ -69,6 +71,7 @@ __all__ = [
     "SPAN",
     "ClassificationExample",
     "ClueError",
+    "CommandSpec",
     "DataError",
     "DataSource",
     "Example",
@@ -84,6 +87,7 @@ __all__ = [
     "Prediction",
     "Prompt",
     "PublishedScore",
+    "ReportSectionSpec",
     "RunContext",
     "Setting",
     "SpanExample",

@@ -226,7 +226,7 @@ def resolve(
 
 def unknown_setting(key: str, known: Iterable[str], source: str) -> SettingError:
     """The one-line error for a key nothing declares, with a did-you-mean or a run-control hint."""
-    from clue_core.kernel import did_you_mean
+    from clue_core.errors import did_you_mean
 
     if key in RUN_CONTROL:
         return SettingError(f"'{key}' ({source}) is run control, not a setting: use {RUN_CONTROL[key]}")

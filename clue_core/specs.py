@@ -224,6 +224,11 @@ class TaskSpec(SpecMixin):
         return (*self.splits, *(t.split for t in self.test_versions))
 
 
+MODEL_FILE = "clue_model.json"
+"""The file in a saved model directory that names the model family that wrote it (a learner's
+``save`` writes it, :meth:`clue_core.kernel.Kernel.model` reads it to find the family)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSpec(SpecMixin):
     """A model (or, with ``family=True``, a family matched as ``name:<argument>``).
@@ -296,3 +301,49 @@ class SubmissionWriterSpec(SpecMixin):
     read: Ref
     description: str
     ordered: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec(SpecMixin):
+    """A ``clue-core`` sub-command a plugin adds (``report``, ``compare``).
+
+    ``command`` names a :class:`click.Command` as ``"module:attr"``; it is imported only when
+    that command runs, so ``clue-core --help`` and ``clue-core list`` stay as cheap as before
+    (``help`` is what ``--help`` shows beside the name). A name that a built-in command or
+    another plugin already uses is an error on this plugin's row.
+    """
+
+    name: str
+    help: str
+    command: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSectionSpec(SpecMixin):
+    """A view of ``clue-core report`` a plugin adds, without touching the report's code.
+
+    ``inputs`` are the file names this section reads among the report's paths (a path that
+    is such a file, or a folder holding one, or one level above it): the report finds them
+    and hands them to ``build(files, report) -> (data, warnings)``, which returns the
+    section's JSON-able data (``None`` when it has nothing to show) and warnings to print.
+    The data is stored in ``report.json`` under ``key`` (``name`` when empty).
+    ``html(data, kit) -> str`` renders the section's body; ``kit`` is the report's toolkit
+    (tables, numbers, figures and charts drawn by the report), so a section plugin never
+    imports matplotlib or the report itself. ``markdown(data, kit) -> list[str]`` gives its
+    lines in ``report.md``. ``order`` places it on the page (smaller first).
+    """
+
+    name: str
+    title: str
+    description: str
+    build: Ref
+    html: Ref
+    markdown: Ref | None = None
+    inputs: tuple[str, ...] = ()
+    key: str = ""
+    order: int = 100
+
+    @property
+    def data_key(self) -> str:
+        """Where the section's data sits in ``report.json``."""
+        return self.key or self.name
