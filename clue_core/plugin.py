@@ -48,6 +48,17 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         SplitData,
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
+    from clue_core.record import (
+        RUN_SCHEMA,
+        Manifest,
+        Metrics,
+        PredictionRecord,
+        RunRecord,
+        iter_predictions,
+        read_manifest,
+        read_metrics,
+        read_run,
+    )
 
 _LAZY = {
     **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
@@ -60,6 +71,8 @@ _LAZY = {
     "write_json": "clue_core.atomic",
     "write_jsonl": "clue_core.atomic",
     "apply_umask": "clue_core.atomic",
+    **dict.fromkeys(("RUN_SCHEMA", "Manifest", "Metrics", "PredictionRecord", "RunRecord", "iter_predictions",
+                     "read_manifest", "read_metrics", "read_run"), "clue_core.record"),
 }
 
 __all__ = [
@@ -68,6 +81,7 @@ __all__ = [
     "MODEL_FILE",
     "MULTIPLE_CHOICE",
     "OPEN_QUESTION",
+    "RUN_SCHEMA",
     "SPAN",
     "ClassificationExample",
     "ClueError",
@@ -79,16 +93,20 @@ __all__ = [
     "InputError",
     "Leaderboard",
     "Learner",
+    "Manifest",
     "MetricResult",
     "MetricSpec",
+    "Metrics",
     "ModelSpec",
     "MultipleChoiceExample",
     "OpenQuestionExample",
     "Prediction",
+    "PredictionRecord",
     "Prompt",
     "PublishedScore",
     "ReportSectionSpec",
     "RunContext",
+    "RunRecord",
     "Setting",
     "SpanExample",
     "SplitData",
@@ -101,7 +119,11 @@ __all__ = [
     "hookimpl",
     "is_main_process",
     "iter_jsonl",
+    "iter_predictions",
     "read_json",
+    "read_manifest",
+    "read_metrics",
+    "read_run",
     "write_json",
     "write_jsonl",
 ]
