@@ -14,7 +14,7 @@ from typing import Any
 from clue_core.compare import names, scores
 from clue_core.compare.runs import Run, task_folder
 from clue_core.errors import ClueError
-from clue_core.report.superclue import SCHEMA
+from clue_tasks_superclue.compare.comparison_file import SCHEMA
 
 #: How many differing ids an error shows.
 SHOWN = 3

@@ -21,8 +21,8 @@ from clue_core.compare.human import human_ranking
 from clue_core.compare.runs import Run, read_run, task_folder
 from clue_core.errors import ClueError
 from clue_core.report.collect import COMPARISON
-from clue_core.report.superclue import load_comparison
 from clue_core.table import format_table
+from clue_tasks_superclue.compare.comparison_file import load_comparison
 
 DEFAULT_SHEET_SIZE = 100
 

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 from clue_core.compare.runs import VERDICTS, Question, Run
-from clue_core.report.superclue import band_of
+from clue_tasks_superclue.compare.comparison_file import band_of
 
 MATURITY_DEFINITION = ("index = the median model's score on the dimension / the best model's score on it "
                        "(models with a score on the dimension; 0 when the best is 0); "

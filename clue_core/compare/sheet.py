@@ -18,7 +18,7 @@ from typing import IO, Any
 from clue_core.compare.runs import Question, Run
 from clue_core.compare.tables import csv_rows, read_text
 from clue_core.errors import ClueError
-from clue_core.report.superclue import GRADES
+from clue_tasks_superclue.compare.comparison_file import GRADES
 
 ACCEPTABLE = GRADES[:3]
 HUMAN = "人工评级"

@@ -21,8 +21,8 @@ from clue_core.report.groups import leaderboard_members, merge_members
 from clue_core.report.published import boards, published_dict, run_usage
 from clue_core.report.rows import build_rows, data_version, model_facts
 from clue_core.report.scored import DevData, Scored, score_run
-from clue_core.report.superclue import load_comparison
 from clue_core.specs import TaskSpec
+from clue_tasks_superclue.compare.comparison_file import load_comparison
 
 SCHEMA = "clue-core/report"
 #: Recomputed totals must equal metrics.json's up to rounding noise.

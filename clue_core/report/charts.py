@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from clue_core.report.fonts import FontChoice
-from clue_core.report.superclue import english
+from clue_tasks_superclue.compare.comparison_file import english
 
 DPI = 100
 #: Confusion matrices are drawn up to this many labels; above it (IFLYTEK: 119) only the pairs table is shown.

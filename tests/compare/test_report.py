@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from clue_core.report.superclue import load_comparison
+from clue_tasks_superclue.compare.comparison_file import load_comparison
 from tests.compare.fixtures import read_comparison, write_run
 
 DIMS = ("计算", "逻辑推理", "知识百科", "角色扮演", "工具使用", "精确指令遵循")

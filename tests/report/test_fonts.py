@@ -10,7 +10,7 @@ import pytest
 
 from clue_core.report import charts
 from clue_core.report.fonts import FONT_ENV, choose_font
-from clue_core.report.superclue import load_comparison
+from clue_tasks_superclue.compare.comparison_file import load_comparison
 from tests.report.conftest import GLYPH_WARNING, in_ci
 from tests.report.fixtures import write_comparison
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from clue_core.errors import ClueError
-from clue_core.report.superclue import band_of, load_comparison
+from clue_tasks_superclue.compare.comparison_file import band_of, load_comparison
 from tests.report.fixtures import COMPARISON, write_comparison
 
 

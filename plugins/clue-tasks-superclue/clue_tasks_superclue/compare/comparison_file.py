@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
 
 SCHEMA = "clue-core/comparison"
 BANDS = (("high", 0.8), ("middle", 0.6), ("low", 0.0))
