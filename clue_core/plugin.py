@@ -33,7 +33,8 @@ from clue_core.specs import (
 )
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
-    from clue_core.atomic import apply_umask, write_json, write_jsonl
+    from clue_core import __version__
+    from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
     from clue_core.data import find_file
     from clue_core.examples import (
@@ -46,9 +47,14 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         Prediction,
         SpanExample,
         SplitData,
+        gold_of,
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
+    from clue_core.reading import read_split
     from clue_core.record import (
+        MANIFEST,
+        METRICS,
+        PREDICTIONS_DIR,
         RUN_SCHEMA,
         Manifest,
         Metrics,
@@ -59,6 +65,8 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_metrics,
         read_run,
     )
+    from clue_core.specs import resolve
+    from clue_core.table import format_table
 
 _LAZY = {
     **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
@@ -73,14 +81,25 @@ _LAZY = {
     "apply_umask": "clue_core.atomic",
     **dict.fromkeys(("RUN_SCHEMA", "Manifest", "Metrics", "PredictionRecord", "RunRecord", "iter_predictions",
                      "read_manifest", "read_metrics", "read_run"), "clue_core.record"),
+    # the report plugin (clue-report): its atomic writes, re-reading dev splits, tables, run files
+    **dict.fromkeys(("atomic_open", "disk_fault_message"), "clue_core.atomic"),
+    **dict.fromkeys(("MANIFEST", "METRICS", "PREDICTIONS_DIR"), "clue_core.record"),
+    "gold_of": "clue_core.examples",
+    "read_split": "clue_core.reading",
+    "resolve": "clue_core.specs",
+    "format_table": "clue_core.table",
+    "__version__": "clue_core",
 }
 
 __all__ = [
     "CLASSIFICATION",
     "KINDS",
+    "MANIFEST",
+    "METRICS",
     "MODEL_FILE",
     "MULTIPLE_CHOICE",
     "OPEN_QUESTION",
+    "PREDICTIONS_DIR",
     "RUN_SCHEMA",
     "SPAN",
     "ClassificationExample",
@@ -113,9 +132,14 @@ __all__ = [
     "SubmissionWriterSpec",
     "TaskSpec",
     "TestVersion",
+    "__version__",
     "apply_umask",
+    "atomic_open",
+    "disk_fault_message",
     "field",
     "find_file",
+    "format_table",
+    "gold_of",
     "hookimpl",
     "is_main_process",
     "iter_jsonl",
@@ -124,6 +148,8 @@ __all__ = [
     "read_manifest",
     "read_metrics",
     "read_run",
+    "read_split",
+    "resolve",
     "write_json",
     "write_jsonl",
 ]
