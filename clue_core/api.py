@@ -1,0 +1,139 @@
+"""The Python API: ``clue-core``'s commands as functions, for notebooks and scripts.
+
+Each function takes the same arguments as its command (a flag ``--no-train`` is
+``no_train=True``, ``--set k=v`` is ``overrides={"k": v}``) and goes through the same code,
+so a notebook gets the same checks, files and scores as the command line. Where the command
+prints one ``error:`` line, the function raises :class:`~clue_core.errors.ClueError` with that
+message. Results come back typed: :func:`run` returns the :class:`~clue_core.record.RunRecord`
+of each task's run directory, read back through the kernel's one reader::
+
+    from clue_core import api
+
+    records = api.run(["afqmc"], model="baseline", sample=True, output_dir="runs/nb")
+    print(records[0].metrics.primary, records[0].metrics.dev)
+    api.report(["runs/nb"], output_dir="runs/nb-report")
+
+Heavy libraries load only inside the call that needs them, as on the command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clue_core.errors import ClueError
+from clue_core.kernel import Kernel
+
+if TYPE_CHECKING:
+    from clue_core.record import RunRecord
+    from clue_core.submission import CheckedFile
+
+PathLike = str | Path
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def run(tasks: Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
+        sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
+        seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
+        resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
+        kernel: Kernel | None = None, echo: Callable[[str], None] = _stderr) -> list[RunRecord]:
+    """``clue-core run``: fine-tune (or evaluate) ``model`` on each task; the run records it wrote.
+
+    ``echo`` receives the progress lines the command prints on stderr. In a distributed run
+    only the main process gets records back; the others get an empty list.
+    """
+    from clue_core import runner
+    from clue_core.config import run_request
+    from clue_core.context import is_main_process
+    from clue_core.record import read_run
+
+    request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
+                          output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir,
+                          command=["clue_core.api.run", *tasks])
+    results = runner.run(kernel or Kernel(), request, echo=echo)
+    if not is_main_process():
+        return []
+    return [read_run(result.run_dir) for result in results]
+
+
+def plan(tasks: Sequence[str] = (), model: str | None = None, **options: Any) -> list[dict[str, Any]]:
+    """``clue-core run --dry-run``: what would run, with every resolved setting and its source."""
+    from clue_core import runner
+    from clue_core.config import run_request
+
+    kernel = options.pop("kernel", None) or Kernel()
+    config = options.pop("config", None)
+    return runner.dry_run_plan(kernel, run_request(tasks=tasks, model=model, config_file=config, **options))
+
+
+def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = None, sample: bool = False,
+             split: str = "dev", allow_missing: bool = False, kernel: Kernel | None = None) -> dict[str, Any]:
+    """``clue-core evaluate``: score a predictions file against gold labels, with no model.
+
+    Returns what ``--json`` prints: ``task``, ``split``, ``examples`` and each metric.
+    """
+    from clue_core.evaluate import evaluate_file
+
+    if sample and data_dir:
+        raise ClueError("--sample and --data-dir exclude each other")
+    kernel = kernel or Kernel()
+    spec = kernel.task(task)
+    metrics, count = evaluate_file(kernel, spec, Path(predictions), data_dir=Path(data_dir) if data_dir else None,
+                                   sample=sample, split=split, allow_missing=allow_missing)
+    return {"task": spec.name, "split": split, "examples": count, **metrics}
+
+
+def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = False,
+           kernel: Kernel | None = None) -> list[CheckedFile]:
+    """``clue-core submit``: check each run's submission files and pack them into one zip."""
+    from clue_core.submission import build_submission
+
+    return build_submission(kernel or Kernel(), [Path(p) for p in run_dirs], Path(output), force=force)
+
+
+def report(paths: Sequence[PathLike], *, output_dir: PathLike | None = None, force: bool = False,
+           kernel: Kernel | None = None) -> dict[str, Any]:
+    """``clue-core report``: with ``output_dir``, write the HTML report there and return report.json's
+    content; without, return the summary ``--json`` prints.
+
+    The report is a plugin (``clue-report``): this runs its registered command, so a report
+    section another plugin adds shows here too.
+    """
+    args = [str(p) for p in paths]
+    if output_dir is not None:
+        args += ["-o", str(output_dir)] + (["--force"] if force else [])
+        invoke_command(kernel, "report", args)
+        return json.loads((Path(output_dir) / "report.json").read_text(encoding="utf-8"))
+    if force:
+        raise ClueError("--force goes with -o DIR")
+    return json.loads(invoke_command(kernel, "report", [*args, "--json"]))
+
+
+def invoke_command(kernel: Kernel | None, name: str, args: Sequence[str]) -> str:
+    """Run ``clue-core NAME ARGS`` in this process and return what it printed on stdout.
+
+    Errors are raised, not printed: the command runs strict, so a :class:`ClueError` reaches
+    the caller with its one-line message.
+    """
+    from clue_core.cli import cli
+
+    kernel = kernel or Kernel()
+    if name not in kernel.commands and name not in cli.commands:
+        from clue_core.cli import PLUGIN_HOMES
+        from clue_core.commands import missing_command
+
+        if missing_command(kernel, name, PLUGIN_HOMES.get(name)) is None:
+            raise ClueError(f"unknown command {name!r}")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main([name, *args], prog_name="clue-core", standalone_mode=False, obj={"kernel": kernel, "strict": True})
+    return out.getvalue()
