@@ -21,7 +21,8 @@ from clue_core import data
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
 from clue_core.kernel import Kernel
-from clue_core.rundir import MANIFEST, RunPaths, load_manifest
+from clue_core.record import MANIFEST, Manifest, read_manifest
+from clue_core.rundir import RunPaths
 from clue_core.settings import (
     Layer,
     ResolvedSettings,
@@ -260,7 +261,7 @@ def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | Non
     """
     complete = folder is not None
     try:
-        manifest = load_manifest(folder if complete else plan.paths.staging)
+        manifest = read_manifest(folder if complete else plan.paths.staging)
     except ClueError as exc:
         raise ClueError(f"{exc}; use --overwrite to start over") from None
     want, had = _resume_identity(plan, request, manifest, complete)
@@ -276,19 +277,18 @@ def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | Non
                     f"use --overwrite to start over")
 
 
-def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: dict[str, Any], complete: bool
+def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: Manifest, complete: bool
                      ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What this run asks for and what the run in ``manifest`` was made with, key by key."""
-    recorded = {**(manifest.get("settings") or {}), **(manifest.get("schedule") or {})}
+    recorded = {**manifest.settings, **manifest.schedule}
     names = set(plan.settings.flagged("schedule"))
     if complete:  # settings that change the scores; a run older than a setting is not refused for it
         names |= {name for name in plan.settings.flagged("report") if name in recorded}
     shown = plan.settings.shown()
-    data = manifest.get("data") or {}
+    data = manifest.source
     want = {"model": request.model, "task": plan.task.name, "seed": request.seed, "limit": request.limit,
             **{f"setting {k}": _as_json(shown[k]) for k in sorted(names)}}
-    had = {"model": manifest.get("model"), "task": manifest.get("task"), "seed": manifest.get("seed"),
-           "limit": (manifest.get("partial") or {}).get("limit"),
+    had = {"model": manifest.model, "task": manifest.task, "seed": manifest.seed, "limit": manifest.limit,
            **{f"setting {k}": _as_json(recorded.get(k)) for k in sorted(names)}}
     if not complete:
         want["data"], had["data"] = plan.checksums, data.get("files")

@@ -108,7 +108,7 @@ class Manifest:
 
     @property
     def partial(self) -> bool:
-        return self.data.get("partial") is not None
+        return bool(self.data.get("partial"))
 
     @property
     def source(self) -> dict[str, Any]:
@@ -158,7 +158,7 @@ class Metrics:
         check.name("task", required=True)
         check.name("primary_metric", required=True)
         check.name("model")
-        check.name("model_category")
+        check.of_type("model_category", str, "a string")  # "" for a model spec that declares none
         if data.get("primary") is not None and not is_number(data["primary"]):
             raise check.fail("primary", "a number or null", data["primary"])
         check.numbers("dev", nullable=True)

@@ -47,6 +47,8 @@ def is_number(value: Any) -> bool:
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing (null or missing)"
+    if value == "":
+        return "an empty string"
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), repr(value))

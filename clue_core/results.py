@@ -7,18 +7,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clue_core.kernel import Kernel
+from clue_core.record import Metrics
 
 
 @dataclass
 class TaskResult:
     task: str
     run_dir: Path
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]
     primary_metric: str
     counts: dict[str, int]
     submission_files: list[str]
     notes: list[str]
     partial: bool = False
+
+    @classmethod
+    def of(cls, run_dir: Path, metrics: Metrics, submission_files: Sequence[str], notes: Sequence[str]
+           ) -> TaskResult:
+        """A task's row from its run record: a run just made and one ``--resume`` left as it was read alike."""
+        return cls(metrics.task, run_dir, dict(metrics.dev), metrics.primary_metric, dict(metrics.counts),
+                   list(submission_files), list(notes), partial=metrics.partial)
 
 
 def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
@@ -30,7 +38,8 @@ def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -
         rows.append([
             f"{r.task} (partial)" if r.partial else r.task,
             f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
-            ", ".join(f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}" for k, v in r.metrics.items()) or "-",
+            ", ".join(f"{k} -" if v is None else f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}"
+                      for k, v in r.metrics.items()) or "-",
             str(r.counts.get("dev", 0)),
             ", ".join(r.submission_files) or "-",
             str(r.run_dir),

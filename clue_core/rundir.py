@@ -1,4 +1,5 @@
-"""The run directory: its layout, its manifest, its lock, and staging with an atomic swap.
+"""The run directory: its layout, its lock, and staging with an atomic swap (what the files hold,
+and their one reader and writer, are :mod:`clue_core.record` and :mod:`clue_core.record_write`).
 
 ``<output-dir>/<task>/`` holds one finished run::
 
@@ -27,59 +28,24 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.errors import ClueError
+from clue_core.record import MANIFEST, METRICS, PREDICTIONS_DIR, read_manifest  # the content is record.py's
 
-MANIFEST = "manifest.json"
-METRICS = "metrics.json"
 MODEL_DIR = "model"
-PREDICTIONS_DIR = "predictions"
 SUBMISSION_DIR = "submission"
 TRAINING_DIR = "training"
 
-
-def _json_object(path: Path, what: str, missing: str, advice: str = "") -> dict[str, Any]:
-    """One JSON object file of a run, or one line: ``missing`` when it is not there, else what is wrong."""
-    tail = f"; {advice}" if advice else ""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClueError(missing) from None
-    except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable {what} ({exc}){tail}") from None
-    if not isinstance(data, dict):
-        raise ClueError(f"{path}: unreadable {what} (not an object){tail}")
-    return data
-
-
-def load_manifest(run_dir: Path) -> dict[str, Any]:
-    """The manifest of a run directory, or one clear error."""
-    return _json_object(run_dir / MANIFEST, "manifest", f"{run_dir}: not a run directory (no {MANIFEST})")
-
-
-def load_metrics(run_dir: Path) -> dict[str, Any]:
-    """The metrics of a complete run, checked for the shape the run table reads, or one clear error.
-
-    ``--resume`` of a complete run shows these scores again instead of running it, so a file
-    someone removed or damaged must be said, with the way out, not answered with a traceback.
-    """
-    path = run_dir / METRICS
-    again = "use --overwrite to run it again"
-    data = _json_object(path, "metrics", f"{path}: missing, so this run is not complete; {again}", again)
-    for name in ("dev", "counts"):
-        part = data.get(name, {})
-        if not isinstance(part, dict) or not all(_is_number(v) for v in part.values()):
-            raise ClueError(f"{path}: field '{name}': expected an object of numbers; {again}")
-    return data
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+__all__ = ["MANIFEST", "METRICS", "MODEL_DIR", "PREDICTIONS_DIR", "SUBMISSION_DIR", "TRAINING_DIR", "RunLock",
+           "RunPaths", "is_complete", "remove_path"]
 
 
 def is_complete(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a finished run: a readable manifest (see :mod:`clue_core.record`)
+    that says ``complete``; a damaged one is no complete run, to be replaced only on ``--overwrite``."""
     try:
-        return load_manifest(run_dir).get("status") == "complete"
+        manifest = read_manifest(run_dir, required=False)
     except ClueError:
         return False
+    return manifest is not None and manifest.complete
 
 
 @dataclass(frozen=True)

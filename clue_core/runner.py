@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import random
 import shutil
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clue_core import __version__, data
-from clue_core.atomic import disk_advice, write_json, write_jsonl
+from clue_core import data
+from clue_core.atomic import disk_advice
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError, Interrupted
-from clue_core.examples import Example, MetricResult, Prediction, SplitData, gold_of
+from clue_core.examples import SplitData
 from clue_core.kernel import Kernel
 from clue_core.planning import (  # re-exported: the runner is where callers have always found them
     RunRequest,
@@ -39,27 +37,16 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
     resolve_settings,
 )
 from clue_core.reading import read_split
+from clue_core.record import read_run
+from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
-from clue_core.rundir import (
-    MANIFEST,
-    METRICS,
-    MODEL_DIR,
-    PREDICTIONS_DIR,
-    SUBMISSION_DIR,
-    RunLock,
-    RunPaths,
-    is_complete,
-    load_manifest,
-    load_metrics,
-    remove_path,
-)
-from clue_core.scoring import Decode, bind_decode, dev_scorer, predict_checked, score_detailed
-from clue_core.settings import redact_command
+from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete, remove_path
+from clue_core.scoring import bind_decode, dev_scorer, predict_checked, score_detailed
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
-__all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run", "resolve_settings",
-           "results_table", "run"]
+__all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
+           "prediction_records", "resolve_settings", "results_table", "run"]
 
 Echo = Callable[[str], None]
 
@@ -199,54 +186,11 @@ def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
 
 def _finished_result(plan: TaskPlan) -> TaskResult:
     """The result of a complete run that ``--resume`` leaves as it is, from its own files."""
-    manifest = load_manifest(plan.paths.final)
-    metrics = load_metrics(plan.paths.final)
-    files, notes = manifest.get("submission_files", []), manifest.get("notes", [])
-    if not (isinstance(files, list) and isinstance(notes, list)):
-        raise ClueError(f"{plan.paths.final / MANIFEST}: fields 'submission_files' and 'notes' must be lists; "
-                        f"use --overwrite to run it again")
-    return TaskResult(plan.task.name, plan.paths.final, metrics.get("dev", {}), plan.task.primary_metric,
-                      metrics.get("counts", {}), [str(f) for f in files], [str(n) for n in notes],
-                      partial=bool(metrics.get("partial")))
-
-
-def _manifest(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, world: int) -> dict[str, Any]:
-    task = plan.task
-    return {
-        "status": "running",
-        "task": task.name,
-        "kind": task.kind,
-        "model": request.model,
-        "model_spec": model.name,
-        "clue_core": __version__,
-        "plugins": {p.name: {"distribution": p.distribution, "version": p.version, "status": p.status}
-                    for p in kernel.plugins},
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "command": redact_command(request.command, plan.settings.secret_names()),
-        "seed": request.seed,
-        "world_size": world,
-        "settings": plan.settings.shown(),
-        "setting_sources": plan.settings.sources,
-        "schedule": plan.settings.flagged("schedule"),
-        "no_train": request.no_train,
-        "partial": {"limit": request.limit} if request.limit is not None else None,
-        "data": {
-            "source": "sample" if request.sample else "dir",
-            "data_dir": str(plan.data_dir),
-            "user_data_dir": str(request.data_dir) if request.data_dir else None,
-            "files": plan.checksums,
-        },
-        "counts": _counts(plan),
-        "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in plan.tests},
-        "notes": plan.notes,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-
-
-def _counts(plan: TaskPlan) -> dict[str, int]:
-    return {"train": len(plan.splits.get("train", ())), "dev": len(plan.splits.get("dev", ())),
-            **{f"test {v}": len(s) for v, s in plan.tests.items()}}
+    try:
+        record = read_run(plan.paths.final)
+    except ClueError as exc:
+        raise ClueError(f"{exc}; use --overwrite to run it again") from None
+    return TaskResult.of(record.path, record.metrics, record.manifest.submission_files, record.manifest.notes)
 
 
 def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, rank: int, world: int,
@@ -254,14 +198,14 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
     task, paths, main = plan.task, plan.paths, rank == 0
     staging = paths.staging
     created = False
+    writer = RunWriter(kernel, request, model, plan, world, main=main)
     try:
-        if main:
-            if not plan.resume:
-                if os.path.lexists(staging):  # --overwrite asked to discard an interrupted run (or it was empty)
-                    remove_path(staging)
-                staging.mkdir(parents=True)
-                created = True
-            write_json(staging / MANIFEST, plan.settings.scrub(_manifest(kernel, request, model, plan, world)))
+        if main and not plan.resume:
+            if os.path.lexists(staging):  # --overwrite asked to discard an interrupted run (or it was empty)
+                remove_path(staging)
+            staging.mkdir(parents=True)
+            created = True
+        writer.start()
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
@@ -276,30 +220,18 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         prepare = getattr(plan.learner, "prepare", None)
         if callable(prepare):  # every run, trained or not: seeds, logging and caches come from the context
             prepare(context)
-        trains = not (request.no_train and model.trains)
-        if trains:
+        if not (request.no_train and model.trains):
             plan.learner.fit(train, dev, context)
             if main and model.trains:
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
-        metrics, files = _predict_and_write(kernel, task, plan, decode, dev, main, context)
-        info = plan.settings.scrub(_model_info(plan.learner))
+        dev_predictions = predict_checked(plan.learner, dev, task, decode)
+        detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings.values, context)
+        tests = {version: predict_checked(plan.learner, part.examples, task, decode)
+                 for version, part in plan.tests.items()}
+        files = writer.predictions(dev, dev_predictions, detailed, tests)
+        metrics = writer.finish(dict(detailed.totals), train_seconds)
         if main:
-            primary = metrics.get(task.primary_metric)
-            write_json(staging / METRICS, {
-                "task": task.name, "model": request.model, "model_category": model.category,
-                "split": "dev", "primary_metric": task.primary_metric,
-                "primary": primary, "dev": metrics, "counts": _counts(plan), "train_seconds": round(train_seconds, 3),
-                "leaderboards": [lb.as_dict() for lb in task.leaderboards],
-                "report_settings": plan.settings.flagged("report"),
-                "partial": request.limit is not None,
-                "sample": request.sample,
-                "model_info": info,
-            })
-            manifest = load_manifest(staging)
-            manifest.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                            submission_files=files, model_info=info)
-            write_json(staging / MANIFEST, manifest)
             paths.publish()
     except OSError as exc:
         if created:
@@ -311,55 +243,4 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         if created:
             shutil.rmtree(staging, ignore_errors=True)
         raise
-    return TaskResult(task.name, paths.final, metrics, task.primary_metric, _counts(plan), files, plan.notes,
-                      partial=request.limit is not None)
-
-
-def _model_info(learner: Any) -> dict[str, Any]:
-    """What a learner reports about its run (prompt hashes, few-shot ids, token usage), if it does."""
-    describe = getattr(learner, "run_info", None)
-    return dict(describe()) if callable(describe) else {}
-
-
-def _predict_and_write(kernel: Kernel, task: TaskSpec, plan: TaskPlan, decode: Decode | None,
-                       dev: Sequence[Example], main: bool, context: RunContext) -> tuple[dict[str, float], list[str]]:
-    dev_predictions = predict_checked(plan.learner, dev, task, decode)
-    detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings.values, context)
-    metrics = dict(detailed.totals)
-    test_predictions = {version: predict_checked(plan.learner, part.examples, task, decode)
-                        for version, part in plan.tests.items()}
-    files: list[str] = []
-    if not main:
-        return metrics, files
-    staging = plan.paths.staging
-    write = resolve_ref(kernel.writer(task.writer).write)
-    write_jsonl(staging / PREDICTIONS_DIR / "dev.jsonl", prediction_records(dev, dev_predictions, detailed))
-    for version in task.test_versions:
-        if version.version not in plan.tests:
-            continue
-        examples = plan.tests[version.version].examples
-        predictions = test_predictions[version.version]
-        write_jsonl(staging / PREDICTIONS_DIR / f"test-{version.version}.jsonl",
-                    prediction_records(examples, predictions))
-        write(staging / SUBMISSION_DIR / version.submission_file, examples, predictions)
-        files.append(version.submission_file)
-    return metrics, files
-
-
-def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction],
-                       scored: MetricResult | None = None) -> list[dict[str, Any]]:
-    """One JSON record per example; with ``scored``, what the metrics found per example (``scoring``)."""
-    records = []
-    for index, (example, prediction) in enumerate(zip(examples, predictions)):
-        record: dict[str, Any] = {"id": example.id, "prediction": prediction.value}
-        gold = gold_of(example)
-        if gold is not None:
-            record["gold"] = [text for text, _ in gold] if isinstance(gold, tuple) else gold
-        if prediction.scores is not None:
-            record["scores"] = [round(float(s), 6) for s in prediction.scores]
-        if prediction.raw is not None:
-            record["raw"] = prediction.raw
-        if scored is not None and index < len(scored.details) and scored.details[index]:
-            record["scoring"] = scored.details[index]
-        records.append(record)
-    return records
+    return TaskResult.of(paths.final, metrics, files, plan.notes)

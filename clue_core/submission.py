@@ -26,7 +26,8 @@ from clue_core.examples import (
 )
 from clue_core.kernel import Kernel
 from clue_core.reading import read_split
-from clue_core.rundir import MANIFEST, SUBMISSION_DIR, load_manifest
+from clue_core.record import MANIFEST, Manifest, read_manifest
+from clue_core.rundir import SUBMISSION_DIR
 from clue_core.specs import TaskSpec, resolve
 
 
@@ -146,18 +147,19 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def complete_manifest(run_dir: Path) -> dict[str, Any]:
-    manifest = load_manifest(run_dir)
-    if manifest.get("partial"):
-        raise ClueError(f"{run_dir}: a partial run (--limit {manifest['partial'].get('limit')}) cannot be "
+def complete_manifest(run_dir: Path) -> Manifest:
+    """The manifest of a complete, full run (a ``--limit`` subset is no leaderboard entry)."""
+    manifest = read_manifest(run_dir)
+    if manifest.partial:
+        raise ClueError(f"{run_dir}: a partial run (--limit {manifest.limit}) cannot be "
                         f"submitted; run the task without --limit")
-    if manifest.get("status") != "complete":
-        raise ClueError(f"{run_dir}: the run did not complete (status {manifest.get('status')!r}); run it again")
+    if not manifest.complete:
+        raise ClueError(f"{run_dir}: the run did not complete (status {manifest.status!r}); run it again")
     return manifest
 
 
-def test_data_dir(task: TaskSpec, manifest: dict[str, Any], run_dir: Path) -> Path:
-    source = manifest.get("data", {})
+def test_data_dir(task: TaskSpec, manifest: Manifest, run_dir: Path) -> Path:
+    source = manifest.source
     if source.get("source") == "sample":
         return data.sample_dir(task)
     folder = Path(source.get("data_dir", ""))
@@ -166,9 +168,9 @@ def test_data_dir(task: TaskSpec, manifest: dict[str, Any], run_dir: Path) -> Pa
     return folder
 
 
-def run_task(kernel: Kernel, run_dir: Path, manifest: dict[str, Any]) -> TaskSpec:
+def run_task(kernel: Kernel, run_dir: Path, manifest: Manifest) -> TaskSpec:
     """The task the manifest names; an unknown one names the manifest, so the user knows which run."""
-    name = manifest.get("task")
+    name = manifest.task
     if not isinstance(name, str) or not name:
         raise InputError(run_dir / MANIFEST, f"expected a task name, got {name!r}", field="task")
     try:
@@ -189,7 +191,7 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)
     checked = []
-    missing_versions = [v.version for v in task.test_versions if v.version not in manifest.get("test_versions", {})]
+    missing_versions = [v.version for v in task.test_versions if v.version not in manifest.test_versions]
     if missing_versions:
         raise ClueError(f"{run_dir}: {task.name} has no predictions for test version(s) "
                         f"{', '.join(missing_versions)}; the leaderboard needs every test file of a task")

@@ -209,15 +209,15 @@ def test_an_unwritable_output_directory_is_one_line_and_leaves_nothing(run_cli, 
 
 
 def test_disk_full_while_writing_is_one_line_and_leaves_nothing(run_cli, tmp_path, monkeypatch):
-    import clue_core.runner as runner
+    import clue_core.record_write as record_write  # the run record's one writer
 
-    real = runner.write_jsonl
+    real = record_write.write_jsonl
 
     def full(path, records):
         real(path, records)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(runner, "write_jsonl", full)
+    monkeypatch.setattr(record_write, "write_jsonl", full)
     out = tmp_path / "out"
     result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", out)
     assert result.exit_code == 2 and "No space left on device" in result.output
