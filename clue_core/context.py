@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -43,7 +43,11 @@ class RunContext:
     and scores dev predictions with the task's metrics exactly as the final scores are
     computed, so a learner can keep its best checkpoint without knowing the task.
     ``load_model(name, namespace)`` builds another model with the settings under
-    ``<namespace>.`` (a judge); ``settings`` are the run's resolved values by name.
+    ``<namespace>.`` (a judge).
+
+    The run's settings are deliberately not here: each step receives only the values of its
+    own declarations (the factory, the decode step, each metric, a judge through
+    ``load_model``), so a plugin cannot come to depend on a setting some other spec declares.
     """
 
     task: TaskSpec
@@ -57,8 +61,13 @@ class RunContext:
     echo: Callable[[str], None] = print
     limit: int | None = None
     cache_dir: Path | None = None
-    settings: Mapping[str, Any] = field(default_factory=dict)
     load_model: Callable[[str, str], Learner] | None = None
+    # Not a field (no attribute is kept; reading it gives the class default, None): accepted and ignored
+    # only until runner.py stops passing ``settings=`` (issue 19); then delete this and __post_init__.
+    settings: InitVar[Mapping[str, Any] | None] = None
+
+    def __post_init__(self, settings: Mapping[str, Any] | None) -> None:
+        """Nothing to do: ``settings`` is the former field, no longer kept (see the class docstring)."""
 
     @property
     def training_dir(self) -> Path:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from clue_core.errors import PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
 from clue_core.kinds import OPEN_QUESTION
+from clue_core.settings import ResolvedSettings
 from clue_core.specs import TaskSpec, resolve
 
 if TYPE_CHECKING:
@@ -22,15 +23,18 @@ if TYPE_CHECKING:
 
 Decode = Callable[[Sequence[Example], Sequence[Prediction]], Sequence[Prediction]]
 
+#: A run's settings as the steps here take them: resolved (the runner's), a plain mapping of values
+#: by name, or None (scoring a predictions file: every step gets its declared defaults).
+RunSettings = ResolvedSettings | Mapping[str, Any] | None
 
-def bind_decode(task: TaskSpec, settings: Mapping[str, Any]) -> Decode | None:
+
+def bind_decode(task: TaskSpec, settings: RunSettings) -> Decode | None:
     """The task's decode step, given its own declared settings when it declares any."""
     if not task.decode:
         return None
     decode = resolve(task.decode)
     if task.decode_settings:
-        own = {s.name: settings.get(s.name, s.default) for s in task.decode_settings}
-        return functools.partial(decode, settings=own)
+        return functools.partial(decode, settings=ResolvedSettings.of(settings).values_for(task.decode_settings))
     return decode
 
 
@@ -81,14 +85,14 @@ def decode_and_align(task: TaskSpec, examples: Sequence[Example], predictions: S
 
 
 def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None],
-          settings: Mapping[str, Any] | None = None, context: RunContext | None = None
+          settings: RunSettings = None, context: RunContext | None = None
           ) -> dict[str, float]:
     """All of the task's metrics merged into one mapping of totals."""
     return score_detailed(kernel, task, examples, predictions, settings, context).totals  # type: ignore[return-value]
 
 
 def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
-                   predictions: Sequence[Prediction | None], settings: Mapping[str, Any] | None = None,
+                   predictions: Sequence[Prediction | None], settings: RunSettings = None,
                    context: RunContext | None = None) -> MetricResult:
     """Totals, per-example values and details of every metric of the task (empty without gold).
 
@@ -98,13 +102,14 @@ def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
     totals: dict[str, float] = {}
     per_example: dict[str, Sequence[float | None]] = {}
     details: list[dict[str, Any] | None] = [None] * len(examples)
+    resolved = ResolvedSettings.of(settings)
     if task.kind != OPEN_QUESTION and not any(gold_of(e) is not None for e in examples):
         return MetricResult(totals, per_example)
     for name in task.metrics:
         spec = kernel.metric(name)
         kwargs: dict[str, Any] = {}
         if spec.settings:
-            kwargs["settings"] = {s.name: (settings or {}).get(s.name, s.default) for s in spec.settings}
+            kwargs["settings"] = resolved.values_for(spec.settings)
         if spec.uses_model:
             kwargs["context"] = context
         result = resolve(spec.compute)(examples, predictions, **kwargs)
@@ -120,7 +125,7 @@ def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
 
 
 def dev_scorer(kernel: Kernel, task: TaskSpec, dev: Sequence[Example], decode: Decode | None,
-               settings: Mapping[str, Any]) -> Callable[[Sequence[Prediction]], dict[str, float]]:
+               settings: RunSettings) -> Callable[[Sequence[Prediction]], dict[str, float]]:
     """``context.score``: decode and score dev predictions exactly as the final scores are."""
 
     def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:

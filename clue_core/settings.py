@@ -137,10 +137,28 @@ class ResolvedSettings:
     sources: dict[str, str] = field(default_factory=dict)
     declared: dict[str, Setting] = field(default_factory=dict)
 
-    def only(self, settings: Iterable[Setting], namespace: str = "") -> dict[str, Any]:
-        """The values of exactly these declarations: what one step receives."""
+    @classmethod
+    def of(cls, values: ResolvedSettings | Mapping[str, Any] | None) -> ResolvedSettings:
+        """``values`` as resolved settings: a plain mapping of values (or none) is wrapped, so that a
+        caller without a planned run (scoring a predictions file) slices it the same way."""
+        if isinstance(values, ResolvedSettings):
+            return values
+        return cls(values=dict(values or {}))
+
+    def values_for(self, declarations: Iterable[Setting], namespace: str = "") -> dict[str, Any]:
+        """The values of exactly these declarations, under their own names: what one step receives.
+
+        This is the one place a step's settings are picked out of the run's: the model factory,
+        the decode step, each metric and its check, and (with ``namespace="judge"``) a model a
+        setting names, which gets ``judge.base_url`` as ``base_url``. A declaration the run did
+        not resolve gets its declared default: scoring with no run, or a model loaded under a
+        namespace whose model the plan did not name.
+        """
         prefix = f"{namespace}." if namespace else ""
-        return {s.name: self.values[prefix + s.name] for s in settings}
+        return {s.name: self.values.get(prefix + s.name, s.default) for s in declarations}
+
+    #: The former name of :meth:`values_for`, kept while callers outside this module move over.
+    only = values_for
 
     def flagged(self, flag: str) -> dict[str, Any]:
         """Values whose declaration sets ``schedule``, ``cache_key`` or ``report``."""
