@@ -410,26 +410,6 @@ def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: 
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_OR_FOLDER…")
-@click.option("--output", "-o", "output_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Write index.html, report.json and report.md into this folder.")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@click.option("--force", is_flag=True, help="Replace report files in -o DIR that clue-core did not write.")
-@click.pass_context
-def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None, as_json: bool, force: bool) -> None:
-    """Summarise runs: dev scores and leaderboard group averages; with -o, an HTML leaderboard report.
-
-    RUN_OR_FOLDER is a run directory, a folder of runs (clue-core run -o), or a comparison.json
-    (or a folder holding one). -o DIR writes index.html (self-contained), report.json and report.md.
-    """
-    from clue_core.report import report_command
-
-    if force and output_dir is None:
-        raise ClueError("--force goes with -o DIR")
-    click.echo(report_command(get_kernel(ctx), list(paths), output_dir=output_dir, as_json=as_json, force=force))
-
-
-@cli.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN…")
 @click.option("--reference", required=True, type=click.Path(path_type=Path), metavar="RUN",
               help="The run every model is compared with (win/tie/loss).")

@@ -27,15 +27,15 @@ from typing import Any, Literal, overload
 
 from clue_core.errors import ClueError, InputError
 from clue_core.jsonio import iter_jsonl
-from clue_core.record_check import RUN_SCHEMA, Check, check_primary, check_schema, is_number, newer_writer
+from clue_core.record_check import RUN_SCHEMA, Check, NewerRecord, check_primary, check_schema, is_number, newer_writer
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
 PREDICTIONS_DIR = "predictions"
 
-__all__ = ["MANIFEST", "METRICS", "PREDICTIONS_DIR", "RUN_SCHEMA", "Manifest", "Metrics", "PredictionRecord",
-           "RunRecord", "iter_predictions", "newer_writer", "prediction_file", "read_manifest", "read_metrics",
-           "read_run"]
+__all__ = ["MANIFEST", "METRICS", "PREDICTIONS_DIR", "RUN_SCHEMA", "Manifest", "Metrics", "NewerRecord",
+           "PredictionRecord", "RunRecord", "iter_predictions", "newer_writer", "prediction_file", "read_manifest",
+           "read_metrics", "read_run"]
 
 
 def _json_object(path: Path, what: str) -> dict[str, Any] | None:

@@ -81,12 +81,17 @@ class Check:
                 raise self.fail(f"{key}.{name}", "a number or null" if nullable else "a number", value)
 
 
+class NewerRecord(InputError):
+    """A record of a schema this clue-core does not know (a newer one's): refused by name, never
+    taken for a damaged run that ``--overwrite`` may replace."""
+
+
 def check_schema(path: Path, data: dict[str, Any]) -> None:
     """No ``schema`` is this release's own format (written before the field); another one is refused."""
     schema = data.get("schema", RUN_SCHEMA)
     if schema != RUN_SCHEMA:
         shown = schema if isinstance(schema, str) else json.dumps(schema)
-        raise InputError(path, f"written by a newer clue-core (schema {shown}); upgrade clue-core", field="schema")
+        raise NewerRecord(path, f"written by a newer clue-core (schema {shown}); upgrade clue-core", field="schema")
 
 
 def check_primary(check: Check) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from clue_core.errors import ClueError
 from clue_core.record import MANIFEST, METRICS, PREDICTIONS_DIR, read_manifest  # the content is record.py's
+from clue_core.record_check import NewerRecord
 
 MODEL_DIR = "model"
 SUBMISSION_DIR = "submission"
@@ -40,9 +41,15 @@ __all__ = ["MANIFEST", "METRICS", "MODEL_DIR", "PREDICTIONS_DIR", "SUBMISSION_DI
 
 def is_complete(run_dir: Path) -> bool:
     """Whether ``run_dir`` holds a finished run: a readable manifest (see :mod:`clue_core.record`)
-    that says ``complete``; a damaged one is no complete run, to be replaced only on ``--overwrite``."""
+    that says ``complete``; a damaged one is no complete run, to be replaced only on ``--overwrite``.
+
+    A newer clue-core's run is neither: its refusal goes through, so the user upgrades instead of
+    being told ``--overwrite`` would replace it.
+    """
     try:
         manifest = read_manifest(run_dir, required=False)
+    except NewerRecord:
+        raise
     except ClueError:
         return False
     return manifest is not None and manifest.complete
