@@ -48,7 +48,8 @@ def write_run(root: Path, model: str, questions: Sequence[tuple | dict[str, Any]
         {"status": status, "task": task, "model": model, "settings": {"judge": "judge-model", **(settings or {})}},
         ensure_ascii=False), encoding="utf-8")
     (folder / "metrics.json").write_text(json.dumps(
-        {"task": task, "model": model, "model_category": "llm", "dev": {}, "model_info": {}}, ensure_ascii=False),
+        {"task": task, "primary_metric": "score", "model": model, "model_category": "llm", "dev": {},
+         "model_info": {}}, ensure_ascii=False),
         encoding="utf-8")
     with (folder / "predictions" / "dev.jsonl").open("w", encoding="utf-8") as handle:
         for item in records:

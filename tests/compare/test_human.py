@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from clue_core.compare.human import pearson, ranks
+from clue_tasks_superclue.compare.human import pearson, ranks
 from tests.compare.fixtures import read_comparison, write_run
 
 #: Totals 80, 70, 60, 50 (one question each); the human scores tie the middle two.
@@ -93,4 +93,5 @@ def test_without_scipy_one_line(compare, four, tmp_path, monkeypatch) -> None:
     human.write_text("model,score\nm1,4\nm2,3\nm3,2\nm4,1\n", encoding="utf-8")
     result = _run(compare, four, tmp_path, human)
     assert result.exit_code == 2
-    assert result.stderr == "error: --human needs scipy for the p-values: pip install 'clue-core[compare]'\n"
+    assert result.stderr == ("error: --human needs scipy for the p-values: "
+                             "pip install './plugins/clue-tasks-superclue[compare]'\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clue_core.compare import scores
+from clue_tasks_superclue.compare import scores
 from tests.compare.fixtures import read_comparison, write_run
 
 REFERENCE = [("c1", "计算", 8.0), ("c2", "计算", 6.0), ("l1", "逻辑推理", 5.0), ("k1", "知识百科", 9.0),

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from clue_core.compare.sheet import COLUMNS, HUMAN
+from clue_tasks_superclue.compare.sheet import COLUMNS, HUMAN
 from tests.compare.fixtures import read_comparison, write_run
 
 DIMENSIONS = {"计算": 6, "知识百科": 2, "角色扮演": 4}

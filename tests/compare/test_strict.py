@@ -82,8 +82,12 @@ def test_not_complete_runs(compare, ref, tmp_path) -> None:
     (no_records / "superclue" / "predictions" / "dev.jsonl").unlink()
     _expect_error(compare(no_records, "--reference", ref, "-o", out),
                   "not a complete run (no predictions/dev.jsonl)", out)
-    nameless = write_run(tmp_path / "nameless", "", QUESTIONS)
+    nameless = write_run(tmp_path / "nameless", "a", QUESTIONS)
+    metrics = nameless / "superclue" / "metrics.json"
+    metrics.write_text(json.dumps({**json.loads(metrics.read_text(encoding="utf-8")), "model": " "}), encoding="utf-8")
     _expect_error(compare(nameless, "--reference", ref, "-o", out), "metrics.json: field 'model'", out)
+    nameless = write_run(tmp_path / "nameless-manifest", "", QUESTIONS)  # the kernel's run reader refuses it
+    _expect_error(compare(nameless, "--reference", ref, "-o", out), "manifest.json: field 'model'", out)
     broken = write_run(tmp_path / "broken", "a", QUESTIONS)
     (broken / "superclue" / "metrics.json").write_text("{", encoding="utf-8")
     _expect_error(compare(broken, "--reference", ref, "-o", out), "metrics.json: unreadable", out)

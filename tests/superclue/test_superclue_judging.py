@@ -140,12 +140,14 @@ def test_a_missing_answer_scores_zero_without_asking(tmp_path) -> None:
 
 
 def write_reference(folder: Path, records: list[dict]) -> Path:
-    """A complete superclue run holding just these prediction records (and its manifest)."""
+    """A complete superclue run holding just these prediction records (and its manifest and metrics)."""
     path = folder / "superclue" / "predictions" / "dev.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     manifest = {"task": "superclue", "status": "complete"}
     (folder / "superclue" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    metrics = {"task": "superclue", "primary_metric": "score", "dev": {}}
+    (folder / "superclue" / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     return folder
 
 
@@ -193,7 +195,7 @@ def test_reference_run_needs_a_judge_and_a_run(tmp_path) -> None:
     with pytest.raises(ClueError, match="no such run folder"):
         run_metric(tmp_path, examples, predictions, reference_run=str(tmp_path / "nowhere"))
     bad = write_reference(tmp_path / "bad", [{"prediction": "x"}])
-    with pytest.raises(ClueError, match=r"dev.jsonl:1: field 'id': missing"):
+    with pytest.raises(ClueError, match=r"dev.jsonl:1: field 'id': expected a string or integer id, got None"):
         run_metric(tmp_path, examples, predictions, reference_run=str(bad))
 
 

@@ -1,7 +1,9 @@
-"""The superclue totals, computed from the per-question scoring records alone.
+"""The superclue totals, computed from the per-question scoring records alone: the one aggregation.
 
 Every number in ``metrics.json`` comes from the ``scoring`` records written beside each
-prediction, so anyone can recompute them from ``predictions/dev.jsonl``:
+prediction, so anyone can recompute them from ``predictions/dev.jsonl``, and ``clue-core
+compare`` does, through :func:`scores`, the same function the metric uses (so a comparison's
+totals are the runs' own, never a second reading of the method):
 
 * a question's score is ``points × 10`` (0–100); questions whose points are null
   (unjudged) are left out of every mean and counted in ``unjudged``;
@@ -21,8 +23,11 @@ prediction, so anyone can recompute them from ``predictions/dev.jsonl``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from clue_tasks_superclue import win_tie_loss
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -38,29 +43,48 @@ def question_score(detail: Mapping[str, Any]) -> float | None:
     return None if points is None else float(points) * 10.0
 
 
-def totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Every total named in the module docstring, from the per-question records."""
-    out: dict[str, float] = {}
-    scored = [(d, question_score(d)) for d in details]
-    judged = [(d, s) for d, s in scored if s is not None]
-    if judged:
-        out["score"] = _mean([s for _, s in judged])
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """One run's scores on 0-100: ``total`` (None when nothing was judged), per dimension and per
+    category (each in the order its first judged question came), and how many questions were judged."""
+
+    total: float | None
+    dimensions: dict[str, float]
+    categories: dict[str, float]
+    questions: int
+    judged: int
+
+
+def scores(questions: Iterable[tuple[str, str, float | None]]) -> Scores:
+    """The scoring method over ``(dimension, category, points)`` per question (points 0-10 or None)."""
+    rows = [(dimension, category, None if points is None else float(points) * 10.0)
+            for dimension, category, points in questions]
+    judged = [(dimension, category, score) for dimension, category, score in rows if score is not None]
     by_dimension: dict[str, list[float]] = {}
     category_of: dict[str, str] = {}
-    for detail, score in judged:
-        by_dimension.setdefault(detail["dimension"], []).append(score)  # type: ignore[arg-type]
-        category_of[detail["dimension"]] = detail["category"]
-    dimension_scores = {name: _mean(scores) for name, scores in by_dimension.items()}
-    for name, value in dimension_scores.items():
-        out[f"dimension:{name}"] = value
+    for dimension, category, score in judged:
+        by_dimension.setdefault(dimension, []).append(score)
+        category_of[dimension] = category
+    dimensions = {name: _mean(values) for name, values in by_dimension.items()}
     by_category: dict[str, list[float]] = {}
-    for name, value in dimension_scores.items():
+    for name, value in dimensions.items():
         by_category.setdefault(category_of[name], []).append(value)
-    for name, values in by_category.items():
-        out[f"category:{name}"] = _mean(values)
-    out["questions"] = float(len(details))
-    out["judged"] = float(len(judged))
-    out["unjudged"] = float(len(details) - len(judged))
+    return Scores(total=_mean([s for _, _, s in judged]) if judged else None, dimensions=dimensions,
+                  categories={name: _mean(values) for name, values in by_category.items()},
+                  questions=len(rows), judged=len(judged))
+
+
+def totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Every total named in the module docstring, from the per-question records."""
+    found = scores((d["dimension"], d["category"], d.get("points")) for d in details)
+    out: dict[str, float] = {}
+    if found.total is not None:
+        out["score"] = found.total
+    out.update({f"dimension:{name}": value for name, value in found.dimensions.items()})
+    out.update({f"category:{name}": value for name, value in found.categories.items()})
+    out["questions"] = float(found.questions)
+    out["judged"] = float(found.judged)
+    out["unjudged"] = float(found.questions - found.judged)
     out.update(_instruction_totals(details))
     out.update(_tool_totals(details))
     out.update(_pairwise_totals(details))
@@ -97,8 +121,8 @@ def _pairwise_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     out = {"pairwise_judged": float(len(verdicts)), "pairwise_unjudged": float(len(pairs) - len(verdicts)),
            "pairwise_missing": float(len(with_pairs) - len(pairs))}
     if verdicts:
-        for name in ("win", "tie", "loss"):
-            out[f"pairwise_{name}"] = _percent(verdicts.count(name), len(verdicts))
+        shares = win_tie_loss.shares(win_tie_loss.count(verdicts))
+        out.update({f"pairwise_{name}": share for name, share in shares.items()})
     return out
 
 

@@ -2,13 +2,23 @@
 
 Two tasks read the same question file (docs/superclue.md): ``superclue`` asks every
 question open and scores it by code or by a judge model, ``superclue-close`` asks the
-questions that carry a closed form as multiple choice. Readers and metrics are named as
-``"module:attr"`` strings and imported only when a run needs them.
+questions that carry a closed form as multiple choice. ``clue-core compare`` (judged runs
+against a reference run) is this plugin's command. Readers, metrics and the command are named
+as ``"module:attr"`` strings and imported only when a run or the command needs them.
 """
 
 from __future__ import annotations
 
-from clue_core.plugin import MULTIPLE_CHOICE, OPEN_QUESTION, MetricSpec, Prompt, Setting, TaskSpec, hookimpl
+from clue_core.plugin import (
+    MULTIPLE_CHOICE,
+    OPEN_QUESTION,
+    CommandSpec,
+    MetricSpec,
+    Prompt,
+    Setting,
+    TaskSpec,
+    hookimpl,
+)
 
 _PACKAGE = "clue_tasks_superclue"
 SAMPLE = f"{_PACKAGE}:sample"
@@ -117,3 +127,16 @@ def clue_tasks() -> list[TaskSpec]:
 @hookimpl
 def clue_metrics() -> list[MetricSpec]:
     return [SUPERCLUE_METRIC, CLOSE_METRIC]
+
+
+#: ``clue-core compare``: its help is written here so that ``clue-core --help`` imports no click command.
+COMPARE = CommandSpec(
+    name="compare",
+    help="Compare judged SuperCLUE runs against a reference run (comparison.json)",
+    command=f"{_PACKAGE}.compare.cli:compare",
+)
+
+
+@hookimpl
+def clue_commands() -> list[CommandSpec]:
+    return [COMPARE]

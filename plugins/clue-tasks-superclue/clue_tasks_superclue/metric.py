@@ -11,7 +11,8 @@ Each question is scored by one method:
   *unjudged*, counted in ``unjudged`` and left out of the scores, never scored silently.
 
 With ``reference_run`` every question the reference run answered is also judged pairwise
-(see :mod:`clue_tasks_superclue.pairwise`), which needs a judge. What was found per
+(see :mod:`clue_tasks_superclue.pairwise`; the verdict rule is
+:mod:`clue_tasks_superclue.win_tie_loss`), which needs a judge. What was found per
 question goes into the prediction records (``scoring``), and the totals are computed from
 those records alone (:mod:`clue_tasks_superclue.aggregate`). The judge's own run report
 (model identity, decoding, cache hits) is written to ``judge.json`` in the run folder.
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
-from clue_tasks_superclue import aggregate, pairwise
+from clue_tasks_superclue import aggregate, pairwise, win_tie_loss
 from clue_tasks_superclue.constraints import check_all
 from clue_tasks_superclue.judge import Judge, Judgment, Request, grade_request, pairwise_request
 from clue_tasks_superclue.judge_prompts import grade_prompt, pairwise_prompt, turn_texts
@@ -132,6 +133,6 @@ def _fill_judgments(example: OpenQuestionExample, detail: dict[str, Any], judgme
             continue
         letter = judgment.parsed.value if judgment.parsed else None
         order = judgment.as_dict("letter")
-        orders.append({"model_first": model_first, "winner": pairwise.winner(letter, model_first), **order})
+        orders.append({"model_first": model_first, "winner": win_tie_loss.order_winner(letter, model_first), **order})
     pair["orders"] = orders
-    pair["verdict"] = pairwise.verdict(orders)
+    pair["verdict"] = win_tie_loss.by_orders(orders)

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.compare import names, scores
-from clue_core.compare.runs import Run, task_folder
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
+from clue_tasks_superclue import dimensions as names
+from clue_tasks_superclue.compare import scores
 from clue_tasks_superclue.compare.comparison_file import SCHEMA
+from clue_tasks_superclue.compare.runs import Run
+from clue_tasks_superclue.run_folder import task_folder
 
 #: How many differing ids an error shows.
 SHOWN = 3
@@ -45,7 +47,7 @@ def check_same_questions(runs: Sequence[Run], reference: Run) -> None:
 def layout(runs: Sequence[Run]) -> tuple[list[str], dict[str, list[str]]]:
     """The dimensions in order, and each category's dimensions (the records say which is which)."""
     questions = [q for run in runs for q in run.questions.values()]
-    dimensions = names.ordered((q.dimension for q in questions), names.DIMENSIONS_EN)
+    dimensions = names.ordered((q.dimension for q in questions), names.DIMENSION_EN)
     category_of: dict[str, str] = {}
     for run in runs:
         for q in run.questions.values():
@@ -54,7 +56,7 @@ def layout(runs: Sequence[Run]) -> tuple[list[str], dict[str, list[str]]]:
                 raise ClueError(f"{run.path}: question {q.id}: dimension {q.dimension} is in category "
                                 f"{q.category} here and {known} elsewhere")
     categories: dict[str, list[str]] = {}
-    for category in names.ordered((category_of[d] for d in dimensions), names.CATEGORIES_EN):
+    for category in names.ordered((category_of[d] for d in dimensions), names.CATEGORY_EN):
         categories[category] = [d for d in dimensions if category_of[d] == category]
     return dimensions, categories
 
@@ -103,20 +105,19 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
     document: dict[str, Any] = {
         "schema": SCHEMA, "version": 1, "benchmark": "SuperCLUE", "title": "SuperCLUE comparison",
         "judge": _judge(runs, warnings), "reference": reference.model, "tie_margin": tie_margin,
-        "dimensions": names.named(dimensions, names.DIMENSIONS_EN),
-        "categories": [{**names.named([c], names.CATEGORIES_EN)[0], "dimensions": members}
+        "dimensions": names.named(dimensions, names.DIMENSION_EN),
+        "categories": [{**names.named([c], names.CATEGORY_EN)[0], "dimensions": members}
                        for c, members in categories.items()],
         "models": models,
         "maturity": scores.maturity(per_dimension, dimensions),
         "maturity_definition": scores.MATURITY_DEFINITION,
     }
     scored = {d for model in models for d in model["dimensions"]}  # a dimension nobody was judged on has no place
-    axes = {key: [d for d in members if d in scored]
-            for key, members in (("x", names.QUADRANT_X), ("y", names.QUADRANT_Y))}
-    if all(axes.values()):
-        document["quadrant"] = {
-            "x": {"name": "基础能力", "name_en": "basic abilities", "dimensions": axes["x"]},
-            "y": {"name": "应用能力", "name_en": "applied abilities", "dimensions": axes["y"]}}
+    axes = {key: (name, english, [d for d in members if d in scored])
+            for key, (name, english, members) in (("x", names.QUADRANT_X), ("y", names.QUADRANT_Y))}
+    if all(members for _, _, members in axes.values()):
+        document["quadrant"] = {key: {"name": name, "name_en": english, "dimensions": members}
+                                for key, (name, english, members) in axes.items()}
     return document
 
 

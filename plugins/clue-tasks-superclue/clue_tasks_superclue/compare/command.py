@@ -14,15 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from clue_core.atomic import atomic_open, disk_fault_message
-from clue_core.compare import sheet
-from clue_core.compare.build import build_comparison
-from clue_core.compare.human import human_ranking
-from clue_core.compare.runs import Run, read_run, task_folder
-from clue_core.errors import ClueError
-from clue_core.report.collect import COMPARISON
-from clue_core.table import format_table
-from clue_tasks_superclue.compare.comparison_file import load_comparison
+from clue_core.plugin import ClueError, atomic_open, disk_fault_message, format_table
+from clue_tasks_superclue.compare import sheet
+from clue_tasks_superclue.compare.build import build_comparison
+from clue_tasks_superclue.compare.comparison_file import COMPARISON, load_comparison
+from clue_tasks_superclue.compare.human import human_ranking
+from clue_tasks_superclue.compare.runs import Run, load_run
+from clue_tasks_superclue.run_folder import task_folder
 
 DEFAULT_SHEET_SIZE = 100
 
@@ -56,7 +54,7 @@ def _runs(options: CompareOptions) -> tuple[list[Run], Run]:
     for path in paths:
         key = task_folder(path, options.task).resolve()
         if key not in read:
-            read[key] = read_run(path, options.task)
+            read[key] = load_run(path, options.task)
     runs = list(read.values())
     reference = read[task_folder(options.reference, options.task).resolve()]
     by_name: dict[str, Run] = {}

@@ -20,6 +20,8 @@ from typing import Any
 
 from clue_core.plugin import ClueError
 
+#: The file ``clue-core compare`` writes into its ``-o`` folder (and ``clue-core report`` reads).
+COMPARISON = "comparison.json"
 SCHEMA = "clue-core/comparison"
 BANDS = (("high", 0.8), ("middle", 0.6), ("low", 0.0))
 #: The four grades people give a judged answer on the judge-agreement sheet, best first.

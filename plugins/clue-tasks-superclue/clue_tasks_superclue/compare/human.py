@@ -2,7 +2,7 @@
 
 The file maps model name → human score, as JSON (``{"model": 1210.5, …}``) or as CSV with
 the header ``model,score``. The coefficients are computed here (Spearman on average ranks,
-so ties are handled); their two-sided p-values come from scipy (the ``compare`` extra),
+so ties are handled); their two-sided p-values come from scipy (this plugin's ``compare`` extra),
 imported only when ``--human`` is given.
 """
 
@@ -14,11 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.compare.tables import csv_rows, read_text
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
+from clue_tasks_superclue.compare.tables import csv_rows, read_text
 
 MIN_MODELS = 3
 CSV_HEADER = ["model", "score"]
+#: What installs scipy: this plugin's ``compare`` extra.
+EXTRA = "./plugins/clue-tasks-superclue[compare]"
 
 
 def _number(value: Any, where: str) -> float:
@@ -96,7 +98,7 @@ def _p_values(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     try:
         from scipy import stats
     except ImportError:
-        raise ClueError("--human needs scipy for the p-values: pip install 'clue-core[compare]'") from None
+        raise ClueError(f"--human needs scipy for the p-values: pip install '{EXTRA}'") from None
     return float(stats.pearsonr(x, y).pvalue), float(stats.spearmanr(x, y).pvalue)
 
 

@@ -3,24 +3,24 @@
 A comparison is only as good as its inputs, so a folder that is not a complete run of
 the task, a record without ``scoring`` or with a malformed one, and duplicate ids all stop
 the command with one line naming the file, the line and the field (the record format is
-the one the ``superclue`` task writes; see docs/report.md).
+the one the ``superclue`` task writes; see docs/report.md). The folder is read by the kernel's
+one run reader (``clue_core.plugin.read_run``): the manifest, the metrics and each prediction
+record's ``id`` and ``prediction`` are checked there; what is checked here is SuperCLUE's own,
+the ``scoring`` each record carries.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError, InputError
-from clue_core.jsonio import iter_jsonl
-from clue_core.rundir import MANIFEST, METRICS, PREDICTIONS_DIR
+from clue_core.plugin import MANIFEST, ClueError, InputError, PredictionRecord, read_run
+from clue_tasks_superclue.run_folder import no_run_here, task_folder
+from clue_tasks_superclue.win_tie_loss import VERDICTS
 
 METHODS = ("judge", "constraints", "tool_call")
-VERDICTS = ("win", "tie", "loss")
-DEV = f"{PREDICTIONS_DIR}/dev.jsonl"
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,6 @@ class Question:
         """Graded by the judge with a parsed grade (what a person can agree with or not)."""
         return self.method == "judge" and self.points is not None and self.grade is not None
 
-    @property
-    def score(self) -> float | None:
-        """The question's score on 0-100."""
-        return None if self.points is None else self.points * 10
-
 
 @dataclass
 class Run:
@@ -62,27 +57,6 @@ class Run:
     settings: dict[str, Any]
     questions: dict[str, Question] = field(default_factory=dict)
 
-    @property
-    def judged(self) -> list[Question]:
-        return [q for q in self.questions.values() if q.points is not None]
-
-
-def task_folder(path: Path, task: str) -> Path:
-    """The run's task folder: ``path/<task>`` when it exists, else ``path`` itself."""
-    return path / task if (path / task).is_dir() else path
-
-
-def _json_object(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise ClueError(f"{path.parent}: not a complete run (no {path.name})") from None
-    except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(data, dict):
-        raise ClueError(f"{path}: expected a JSON object")
-    return data
-
 
 def _joined(value: Any) -> str:
     """Turns (or answers) as one text; several are numbered so a reader sees the dialogue."""
@@ -93,11 +67,9 @@ def _joined(value: Any) -> str:
     return ""
 
 
-def _question(path: Path, line: int, record: dict[str, Any]) -> Question:
-    raw_id = record.get("id")
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-        raise InputError(path, f"expected a string or integer id, got {raw_id!r}", line=line, field="id")
-    qid = str(raw_id)
+def _question(path: Path, prediction: PredictionRecord) -> Question:
+    """One record's question as scored; its ``scoring`` checked, the field at fault named."""
+    qid, line, record = str(prediction.id), prediction.line, prediction.data
 
     def fail(where: str, message: str) -> InputError:
         return InputError(path, message, line=line, field=where, record=qid)
@@ -134,59 +106,42 @@ def _question(path: Path, line: int, record: dict[str, Any]) -> Question:
         if verdict is not None and verdict not in VERDICTS:
             raise fail("scoring.pairwise.verdict", f"expected win, tie, loss or null, got {verdict!r}")
     raw = record.get("raw") if isinstance(record.get("raw"), dict) else {}
-    prediction = record.get("prediction")
+    answer = record.get("prediction")
     return Question(
         id=qid, line=line, dimension=texts["dimension"], category=texts["category"], method=method,
         points=None if points is None else float(points), grade=judge.get("grade"),
         reasons=judge.get("reasons") if isinstance(judge.get("reasons"), str) else "",
         pairwise=verdict, has_pairwise=pairwise is not None,
         question=_joined(record.get("question")) or _joined(raw.get("prompts")),
-        answer=_joined(raw.get("answers")) or (prediction if isinstance(prediction, str) else ""))
+        answer=_joined(raw.get("answers")) or (answer if isinstance(answer, str) else ""))
 
 
-def _no_run_here(path: Path, task: str) -> ClueError:
-    """Why ``path`` holds no run of ``task``: a folder of other tasks' runs, an interrupted run, or nothing."""
-    if (path / f".{task}.staging").is_dir():
-        why = f"only an interrupted run, .{task}.staging; 'clue-core run --resume' continues it"
-    else:
-        others = sorted(p.parent.name for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
-        why = (f"it holds runs of {', '.join(others)}; --task names the task to compare" if others
-               else f"no {task}/ folder and no {MANIFEST}")
-    return ClueError(f"{path}: no {task} run here ({why})")
-
-
-def read_run(path: Path, task: str) -> Run:
+def load_run(path: Path, task: str) -> Run:
     """The run in ``path`` (a run folder holding ``<task>/``, or the task folder), checked."""
     folder = task_folder(path, task)
     if not folder.is_dir():
         raise ClueError(f"{path}: no such run folder")
     if folder == path and not (folder / MANIFEST).is_file():
-        raise _no_run_here(path, task)
-    manifest = _json_object(folder / MANIFEST)
-    if manifest.get("status") != "complete":
-        raise ClueError(f"{folder}: not a complete run (status {manifest.get('status')!r} in {MANIFEST})")
-    metrics = _json_object(folder / METRICS)
-    if metrics.get("task") != task:
-        raise ClueError(f"{folder / METRICS}: field 'task': a run of {metrics.get('task')!r}, not {task!r} "
+        raise ClueError(no_run_here(path, task, "; --task names the task to compare"))
+    record = read_run(folder)
+    metrics = record.metrics
+    if metrics.task != task:
+        raise ClueError(f"{metrics.path}: field 'task': a run of {metrics.task!r}, not {task!r} "
                         f"(--task names the task to compare)")
-    model = metrics.get("model")
+    model = metrics.model
     if not isinstance(model, str) or not model.strip():
-        raise ClueError(f"{folder / METRICS}: field 'model': expected the model's name, got {model!r}")
-    info = metrics.get("model_info") if isinstance(metrics.get("model_info"), dict) else {}
-    parameters = info.get("parameters")
-    settings = manifest.get("settings") if isinstance(manifest.get("settings"), dict) else {}
-    run = Run(path=folder, model=model.strip(),
-              kind=metrics.get("model_category") if isinstance(metrics.get("model_category"), str) else None,
+        raise ClueError(f"{metrics.path}: field 'model': expected the model's name, got {model!r}")
+    parameters = metrics.model_info.get("parameters")
+    category = metrics.data.get("model_category")
+    run = Run(path=folder, model=model.strip(), kind=category if isinstance(category, str) else None,
               parameters=parameters if isinstance(parameters, int) and not isinstance(parameters, bool) else None,
-              settings=settings)
-    records = folder / DEV
-    if not records.is_file():
-        raise ClueError(f"{folder}: not a complete run (no {DEV})")
-    for line, record in iter_jsonl(records):
-        question = _question(records, line, record)
+              settings=record.manifest.settings)
+    records = record.prediction_file("dev")
+    for prediction in record.predictions("dev"):
+        question = _question(records, prediction)
         if question.id in run.questions:
             first = run.questions[question.id].line
-            raise InputError(records, f"duplicate id (first on line {first})", line=line, field="id",
+            raise InputError(records, f"duplicate id (first on line {first})", line=question.line, field="id",
                              record=question.id)
         run.questions[question.id] = question
     if not run.questions:

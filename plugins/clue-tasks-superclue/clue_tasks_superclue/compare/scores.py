@@ -1,9 +1,10 @@
-"""Scores, win/tie/loss and maturity from per-question points (the method in docs/report.md).
+"""Scores, win/tie/loss and maturity of the runs a comparison holds (the method in docs/report.md).
 
-A question's score is its points × 10 (0-100). A dimension's score is the mean over its
-judged questions, a category's the mean of its dimensions' scores, the total the mean over
-all judged questions: an unjudged question (points null) counts in no mean, and the counts
-say how many there were.
+Nothing of the method is restated here: a run's scores come from
+:func:`clue_tasks_superclue.aggregate.scores`, the aggregation the task's metric writes into
+``metrics.json``, and every verdict from :mod:`clue_tasks_superclue.win_tie_loss`, the rules
+the task's pairwise judging uses; this module only tallies them per dimension and adds the
+maturity index, which only a comparison of several models has.
 """
 
 from __future__ import annotations
@@ -11,47 +12,25 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
-from clue_core.compare.runs import VERDICTS, Question, Run
+from clue_tasks_superclue import aggregate, win_tie_loss
 from clue_tasks_superclue.compare.comparison_file import band_of
+from clue_tasks_superclue.compare.runs import Run
+from clue_tasks_superclue.win_tie_loss import VERDICTS
 
 MATURITY_DEFINITION = ("index = the median model's score on the dimension / the best model's score on it "
                        "(models with a score on the dimension; 0 when the best is 0); "
                        "bands: high ≥ 0.8, middle ≥ 0.6, low below 0.6")
 
 
-def _mean(values: Iterable[float]) -> float | None:
-    values = list(values)
-    return statistics.fmean(values) if values else None
-
-
 def model_scores(run: Run, categories: Mapping[str, Sequence[str]]) -> dict[str, object]:
-    """Total, per-dimension and per-category scores of one run (dimensions without a judged question left out)."""
-    judged = run.judged
-    by_dimension: dict[str, list[float]] = {}
-    for question in judged:
-        by_dimension.setdefault(question.dimension, []).append(question.score)  # type: ignore[arg-type]
-    dimensions = {d: statistics.fmean(scores) for d, scores in by_dimension.items()}
-    per_category = {}
-    for category, members in categories.items():
-        mean = _mean(dimensions[d] for d in members if d in dimensions)
-        if mean is not None:
-            per_category[category] = mean
-    return {"total": _mean(q.score for q in judged), "dimensions": dimensions, "categories": per_category,
-            "questions": len(run.questions), "judged": len(judged)}
+    """Total, per-dimension and per-category scores of one run (dimensions without a judged question left out).
 
-
-def outcome(counts: Mapping[str, int]) -> dict[str, float]:
-    """Win/tie/loss counts as percentages (2 decimals), with ``n`` the number of questions counted."""
-    n = sum(counts[v] for v in VERDICTS)
-    return {**{v: round(100 * counts[v] / n, 2) for v in VERDICTS}, "n": n}
-
-
-def verdict(model: Question, reference: Question, margin: float) -> str | None:
-    """The ±margin rule on the 0-10 points; None when either question is unjudged."""
-    if model.points is None or reference.points is None:
-        return None
-    difference = model.points - reference.points
-    return "win" if difference > margin else "loss" if difference < -margin else "tie"
+    Categories come in the comparison's order (``categories``), the values as the metric computes them.
+    """
+    found = aggregate.scores((q.dimension, q.category, q.points) for q in run.questions.values())
+    return {"total": found.total, "dimensions": found.dimensions,
+            "categories": {c: found.categories[c] for c in categories if c in found.categories},
+            "questions": found.questions, "judged": found.judged}
 
 
 def _tally(pairs: Iterable[tuple[str, str | None]], dimensions: Sequence[str]) -> dict[str, object] | None:
@@ -67,14 +46,15 @@ def _tally(pairs: Iterable[tuple[str, str | None]], dimensions: Sequence[str]) -
         per[dimension][decided] += 1
     if not sum(overall.values()):
         return None
-    return {"overall": outcome(overall),
-            "dimensions": {d: outcome(c) for d, c in per.items() if sum(c.values())},
+    return {"overall": win_tie_loss.outcome(overall),
+            "dimensions": {d: win_tie_loss.outcome(c) for d, c in per.items() if sum(c.values())},
             "undecided": undecided}
 
 
 def versus_reference(run: Run, reference: Run, margin: float, dimensions: Sequence[str]) -> dict[str, object] | None:
     """Win/tie/loss from grades: every question id of the reference, compared by points."""
-    pairs = [(q.dimension, verdict(q, reference.questions[qid], margin)) for qid, q in run.questions.items()]
+    pairs = [(q.dimension, win_tie_loss.by_points(q.points, reference.questions[qid].points, margin))
+             for qid, q in run.questions.items()]
     return _tally(pairs, dimensions)
 
 

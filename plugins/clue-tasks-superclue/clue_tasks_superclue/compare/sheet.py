@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from clue_core.compare.runs import Question, Run
-from clue_core.compare.tables import csv_rows, read_text
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
 from clue_tasks_superclue.compare.comparison_file import GRADES
+from clue_tasks_superclue.compare.runs import Question, Run
+from clue_tasks_superclue.compare.tables import csv_rows, read_text
 
 ACCEPTABLE = GRADES[:3]
 HUMAN = "人工评级"

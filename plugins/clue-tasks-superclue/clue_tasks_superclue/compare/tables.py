@@ -12,7 +12,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError
 
 
 def read_text(path: Path, hint: str = "") -> str:
