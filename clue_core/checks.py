@@ -6,7 +6,8 @@ references are only checked for their shape, the primary metric must be produced
 task's metrics, tuple fields must be tuples, the sample folder must exist.
 :func:`deep_problems` is ``clue-core check``: it imports every reference and reads each
 bundled sample (or a given data folder) end to end through the reader and the kernel's
-example checks.
+example checks, and names every recommended setting that nothing installed declares
+(:func:`recommendation_problems`), which a run drops without a word.
 """
 
 from __future__ import annotations
@@ -239,17 +240,104 @@ def _resolves(ref: Any, what: str) -> str | None:
     return None
 
 
+def _recommended(kernel: Kernel, task: TaskSpec) -> list[tuple[str, str]]:
+    """``(key, where it is recommended)`` for every plugin value that may reach ``task``'s runs: the
+    task's recommendations and per-model ones, and those of each installed model that answers its kind
+    (``"*"``, the kind, its recipe for the task), as the run's model or as a judge."""
+    found = [(key, "its recommendations") for key in task.recommendations]
+    found += [(key, f"its model_recommendations for {model!r}")
+              for model, values in task.model_recommendations.items() for key in values]
+    for model in kernel.models.values():
+        if task.kind not in model.kinds:
+            continue
+        for kind in ("*", task.kind):
+            found += [(key, f"model {model.name}'s recommendations for {kind!r}")
+                      for key in model.recommendations.get(kind, {})]
+        found += [(key, f"model {model.name}'s recipe for it") for key in model.recipes.get(task.name, {})]
+    return found
+
+
+def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str], None] | None = None
+                            ) -> list[str]:
+    """Recommended keys that neither the task (its settings, decode step and metrics) nor any
+    installed model declares. A run drops such a value without a word (a recommendation for a
+    model that does not read it must not fail a run), so this is where a typo is seen.
+
+    A key some installed model declares is fine (the run's model may not read it); a key under a
+    model-naming setting (``judge.max_new_tokens``) is read by whichever model the setting names,
+    so any installed model's declaration will do. An undeclared key is a problem when it is a
+    near-miss of a declared one (a typo, said with a did-you-mean) or run control (``seed``);
+    otherwise it is only a warning, since a model plugin that is not installed may read it (the
+    SuperCLUE task's LLM settings without clue-models-llm). So is a ``model_recommendations``
+    entry for a model that is not installed.
+    """
+    from clue_core.settings import RUN_CONTROL
+
+    def say(line: str) -> None:
+        if echo:
+            echo(f"{task.name}: warning: {line}")
+
+    own = [*task.settings, *task.decode_settings,
+           *(s for name in task.metrics if name in kernel.metrics for s in kernel.metrics[name].settings)]
+    declared = [*own, *(s for model in kernel.models.values() for s in model.settings)]
+    models = {s.name for model in kernel.models.values() for s in model.settings}
+    flat = {s.name for s in declared}
+    namespaces = {s.name for s in declared if s.names_model}
+    problems = []
+    for key, where in dict.fromkeys(_recommended(kernel, task)):
+        head, dot, rest = key.partition(".")
+        if key in flat or (dot and head in namespaces and rest in models):
+            continue
+        if key in RUN_CONTROL:
+            problems.append(f"{where} set {key!r}, which is run control, not a setting ({RUN_CONTROL[key]})")
+            continue
+        near = _near_misses(key, flat, namespaces, models)
+        if near:
+            problems.append(f"{where} set {key!r}, which neither the task nor any installed model declares; "
+                            f"did you mean {' or '.join(map(repr, near))}?")
+        else:
+            say(f"{where} set {key!r}, which neither the task nor any installed model declares (no run reads it)")
+    for model in task.model_recommendations:
+        if model not in kernel.models and model.partition(":")[0] not in kernel.models:
+            say(f"model_recommendations for {model!r}: no such model is installed (not used)")
+    return problems
+
+
+def _near_misses(key: str, flat: set[str], namespaces: set[str], models: set[str]) -> list[str]:
+    """Declared names one or two keystrokes from ``key`` (``learnig_rate``, ``jugde.mode``), compared
+    part by part so that a shared ``judge.`` does not make every judge setting look close."""
+    import difflib
+
+    def close(word: str, known: set[str]) -> list[str]:
+        return difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.8)
+
+    head, dot, rest = key.partition(".")
+    if not dot:
+        return close(key, flat)
+    if head in namespaces:
+        return [f"{head}.{name}" for name in close(rest, models)]
+    return [f"{space}.{name}" for space in close(head, namespaces)
+            for name in ([rest] if rest in models else close(rest, models))]
+
+
 def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
                   echo: Callable[[str], None] | None = None) -> list[str]:
     """Import every reference of ``task`` and read its data end to end (``clue-core check``).
 
     Reads the bundled sample, or ``data_dir`` when given; every readable split that is
-    present goes through the reader and the kernel's example checks.
+    present goes through the reader and the kernel's example checks. Recommended settings
+    that nothing installed declares are problems too (:func:`recommendation_problems`).
     """
+    return recommendation_problems(kernel, task, echo) + _read_problems(kernel, task, data_dir, echo)
+
+
+def _read_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None, echo: Callable[[str], None] | None
+                   ) -> list[str]:
+    """The references import, then the data reads; the data is not read when a reference fails."""
     from clue_core import data, reading
     from clue_core.errors import ClueError, DataError
 
-    problems = []
+    problems: list[str] = []
     refs = [(task.reader, "reader"), (task.decode, "decode")]
     refs += [(ref, f"metric {name}") for name in task.metrics
              for ref in (kernel.metrics[name].compute, kernel.metrics[name].check)]
