@@ -9,6 +9,7 @@ import json
 import pytest
 
 from clue_tasks_superclue.compare.comparison_file import load_comparison
+from tests.compare.conftest import superclue_kernel
 from tests.compare.fixtures import read_comparison, write_run
 
 DIMS = ("计算", "逻辑推理", "知识百科", "角色扮演", "工具使用", "精确指令遵循")
@@ -57,9 +58,13 @@ def test_the_report_check_accepts_every_field(comparison) -> None:
     assert all(m["quadrant"]["x"] is not None for m in loaded["models"])
 
 
-def test_report_renders_the_comparison(run_cli, isolated_kernel, comparison, tmp_path, monkeypatch) -> None:
+def test_report_renders_the_comparison(run_cli, comparison, tmp_path, monkeypatch) -> None:
+    from clue_report import hooks as report_hooks  # the report is the clue-report plugin's command
+
+    kernel = superclue_kernel()  # the SuperCLUE section is this plugin's (clue_report_sections)
+    kernel.register(report_hooks, "clue-report", distribution="clue-report")
     monkeypatch.setenv("CLUE_REPORT_FONT", "none")
-    result = run_cli("report", comparison, "-o", tmp_path / "report", kernel=isolated_kernel)
+    result = run_cli("report", comparison, "-o", tmp_path / "report", kernel=kernel)
     assert result.exit_code == 0, result.output
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert "Win / tie / loss (%) against ref</h4>" in page

@@ -104,7 +104,7 @@ def comparison_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def build(kernel: Kernel, paths: list[Path], output: Path, font: str | None = None) -> dict[str, Any]:
     """The report of ``paths``, with matplotlib's missing-glyph warnings turned into errors."""
-    from clue_core.report import write_report
+    from clue_report import write_report
 
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=GLYPH_WARNING)

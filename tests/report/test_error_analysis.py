@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from clue_core.examples import MultipleChoiceExample, Prediction
-from clue_core.report.error_analysis import _said, context_length
-from clue_core.report.scored import Scored
+from clue_report.error_analysis import _said, context_length
+from clue_report.scored import Scored
 
 
 def test_what_the_model_said() -> None:

@@ -8,8 +8,9 @@ import warnings
 
 import pytest
 
-from clue_core.report import charts
-from clue_core.report.fonts import FONT_ENV, choose_font
+from clue_report.fonts import FONT_ENV, choose_font
+from clue_report.kit import Chart, Kit
+from clue_tasks_superclue import report_section
 from clue_tasks_superclue.compare.comparison_file import load_comparison
 from tests.report.conftest import GLYPH_WARNING, in_ci
 from tests.report.fixtures import write_comparison
@@ -20,10 +21,13 @@ def comparison(tmp_path):
     return load_comparison(write_comparison(tmp_path))
 
 
-def _draw_strict(comparison, choice) -> list[charts.Chart]:
+def _draw_strict(comparison, choice) -> list[Chart]:
+    """The SuperCLUE section's charts, drawn through the report's kit as a report draws them."""
+    drawn: list[Chart] = []
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=GLYPH_WARNING)
-        return charts.superclue_charts(1, comparison, choice)
+        report_section.html([comparison], Kit("superclue", choice, drawn))
+    return drawn
 
 
 def test_the_check_catches_boxes() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clue_core.report import write_report
+from clue_report import write_report
 from tests.report.fixtures import COMPARISON
 from tests.report.recompute import check_comparison, check_report
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from clue_core.report import report_command
+from clue_report import report_command
 from tests.report.fixtures import COMPARISON
 
 IMAGE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')

@@ -12,7 +12,7 @@ import pytest
 
 from clue_core import atomic
 from clue_core.errors import ClueError
-from clue_core.report import write_report
+from clue_report import write_report
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_an_older_report_without_the_mark_is_regenerated(kernel, one_run: Path, 
     out = tmp_path / "report"
     write_report(kernel, [one_run], out, charts=False)
     older = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    from clue_core.report.owned import check_replaceable
+    from clue_report.owned import check_replaceable
 
     del older["written"]  # what clue-core wrote before it marked its output
     (out / "report.json").write_text(json.dumps(older), encoding="utf-8")

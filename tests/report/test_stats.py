@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clue_core.report import stats
+from clue_report import stats
 from tests.report import reference
 
 

@@ -74,7 +74,7 @@ def test_bands() -> None:
 
 
 def test_a_comparison_needs_the_html_report(kernel, tmp_path) -> None:
-    from clue_core.report import report_command
+    from clue_report import report_command
 
     folder = tmp_path / "sc"
     write_comparison(folder)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from clue_core.errors import ClueError
-from clue_core.report import write_report
-from clue_core.report.published import mismatch, run_usage
+from clue_report import write_report
+from clue_report.published import mismatch, run_usage
 from tests.report.conftest import _run
 
 

@@ -1,10 +1,11 @@
-"""Assemble ``report.json``'s content from run directories and comparisons.
+"""Assemble ``report.json``'s content from run directories and the report sections' files.
 
 Everything the HTML page and ``report.md`` show is computed here, once, into plain data:
 per run (re-scored per example, intervals, error analysis), per leaderboard row (cells
-and group scores), per task (published scores, ranked side by side) and the warnings
-that keep incomplete or mixed material from passing unnoticed. The renderers only
-format it, so every number on the page is in ``report.json``.
+and group scores), per task (published scores, ranked side by side), each plugin section's
+data (:mod:`clue_report.sections`) and the warnings that keep incomplete or mixed material
+from passing unnoticed. The renderers only format it, so every number on the page is in
+``report.json``.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core import __version__
-from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
-from clue_core.report import error_analysis, stats
-from clue_core.report.collect import Collected, Run, collect
-from clue_core.report.groups import leaderboard_members, merge_members
-from clue_core.report.published import boards, published_dict, run_usage
-from clue_core.report.rows import build_rows, data_version, model_facts
-from clue_core.report.scored import DevData, Scored, score_run
-from clue_core.specs import TaskSpec
-from clue_tasks_superclue.compare.comparison_file import load_comparison
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, TaskSpec, __version__
+from clue_report import error_analysis, stats
+from clue_report.collect import Collected, Run, collect
+from clue_report.groups import leaderboard_members, merge_members
+from clue_report.published import boards, published_dict, run_usage
+from clue_report.rows import build_rows, data_version, model_facts
+from clue_report.scored import DevData, Scored, score_run
+from clue_report.sections import Section, build_sections, input_names
 
 SCHEMA = "clue-core/report"
 #: Recomputed totals must equal metrics.json's up to rounding noise.
@@ -139,9 +138,9 @@ def _order_tasks(members: dict[str, list[str]], present: Sequence[str]) -> list[
 
 
 def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
-                 resamples: int = stats.RESAMPLES) -> dict[str, Any]:
-    """Everything the report shows, as JSON-ready data."""
-    found: Collected = collect(list(paths))
+                 resamples: int = stats.RESAMPLES) -> tuple[dict[str, Any], list[Section]]:
+    """Everything the report shows, as JSON-ready data, and the plugin sections built into it."""
+    found: Collected = collect(list(paths), inputs=input_names(kernel))
     warnings: list[str] = []
     data = DevData()
     tasks_installed = kernel.tasks if kernel is not None else {}
@@ -165,12 +164,9 @@ def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
         warnings.append(f"left out, unfinished: {run.path} ({run.reason})")
     for run in runs:
         warnings += [f"{run['path']}: {note}" for note in run["notes"]]
-    comparisons = [load_comparison(path) for path in found.comparisons]
-    for comparison in comparisons:
-        warnings += [f"{comparison['path']}: {w}" for w in comparison["warnings"]]
     for run in runs:
         del run["settings"]
-    return {
+    report = {
         "schema": SCHEMA, "version": 1, "clue_core": __version__,
         "bootstrap": {"resamples": resamples, "confidence": stats.CONFIDENCE, "seed": seed, "method": "percentile",
                       "unit": "example, or the examples' group where they carry one (CHID: the passage)"},
@@ -178,5 +174,5 @@ def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
         "groups": {name: tasks for name, tasks in members.items() if any(t in task_names for t in tasks)},
         "tasks": tasks, "rows": rows, "runs": runs,
         "unfinished": [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished],
-        "comparisons": comparisons,
     }
+    return report, build_sections(kernel, found.inputs, report)

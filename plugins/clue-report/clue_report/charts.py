@@ -1,52 +1,25 @@
-"""The report's charts, drawn with matplotlib's Agg canvas into PNG bytes.
+"""The report's own charts (leaderboard overview, confusion matrices, score by context length, runs
+beside published scores), drawn through :mod:`clue_report.drawers` into PNG bytes.
 
-Only the report imports matplotlib, and only through this module; figures are built on
-``matplotlib.figure.Figure`` with an Agg canvas, so no pyplot state or GUI backend is
-touched. Every text drawn goes through :meth:`FontChoice.label`, which swaps a Chinese
-name for its English one when no CJK font is installed: never a box for a glyph.
+Report sections draw theirs through :class:`clue_report.kit.Kit`, with the same drawers and font.
+Every text drawn goes through :meth:`FontChoice.label`, which swaps a Chinese name for its
+English one when no CJK font is installed: never a box for a glyph.
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from clue_core.report.fonts import FontChoice
-from clue_tasks_superclue.compare.comparison_file import english
+from clue_report.drawers import PALETTE
+from clue_report.drawers import render as _render
+from clue_report.fonts import FontChoice
+from clue_report.kit import Chart
 
-DPI = 100
 #: Confusion matrices are drawn up to this many labels; above it (IFLYTEK: 119) only the pairs table is shown.
 MAX_MATRIX_LABELS = 20
-PALETTE = ("#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb", "#f9ab00", "#5f6368", "#b31412",
-           "#0d652d")
 PUBLISHED_COLOR = "#9aa0a6"
-OUTCOME_COLORS = {"win": "#188038", "tie": "#bdc1c6", "loss": "#d93025"}
-
-
-@dataclass(frozen=True)
-class Chart:
-    """One embedded image: its id (the page's anchor), title, the section it belongs to, and PNG bytes."""
-
-    id: str
-    title: str
-    section: str
-    png: bytes
-
-
-def _render(choice: FontChoice, width: float, height: float, draw: Callable[[Figure], None]) -> bytes:
-    with matplotlib.rc_context(choice.rc()):
-        figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-        FigureCanvasAgg(figure)
-        draw(figure)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-    return buffer.getvalue()
 
 
 def _row_colors(report: dict[str, Any]) -> dict[str, str]:
@@ -193,87 +166,6 @@ def published_board(task: dict[str, Any], report: dict[str, Any], choice: FontCh
                  f"task-{task['name']}", _render(choice, 7, 1 + 0.28 * len(entries), draw))
 
 
-def _grouped_bars(figure: Figure, names: Sequence[str], models: Sequence[dict[str, Any]], key: str,
-                  choice: FontChoice, labels: dict[str, str]) -> None:
-    axes = figure.add_subplot()
-    width = 0.8 / max(len(models), 1)
-    for i, model in enumerate(models):
-        values = [model[key].get(name, 0.0) for name in names]
-        axes.bar([j + i * width - 0.4 + width / 2 for j in range(len(names))], values, width=width * 0.95,
-                 color=PALETTE[i % len(PALETTE)], label=choice.label(model["name"], model.get("name_en")))
-    axes.set_xticks(range(len(names)), [choice.label(n, labels.get(n)) for n in names], rotation=30, ha="right")
-    axes.set_ylim(0, 100)
-    axes.set_ylabel("score (0-100)")
-    axes.legend(fontsize="small", ncols=min(len(models), 4))
-    axes.grid(axis="y", alpha=0.3)
-
-
-def superclue_charts(index: int, comparison: dict[str, Any], choice: FontChoice) -> list[Chart]:
-    section = f"comparison-{index}"
-    models = comparison["models"]
-    charts = []
-    dims = [d["name"] for d in comparison["dimensions"]]
-    dim_english = english(comparison["dimensions"])
-    charts.append(Chart(f"chart-{section}-dimensions", "Score per dimension", section, _render(
-        choice, max(6, 0.9 * len(dims) + 2), 3.8, lambda f: _grouped_bars(f, dims, models, "dimensions", choice,
-                                                                         dim_english))))
-    if comparison["categories"]:
-        cats = [c["name"] for c in comparison["categories"]]
-        charts.append(Chart(f"chart-{section}-categories", "Score per category", section, _render(
-            choice, max(6, 0.9 * len(cats) + 2), 3.6,
-            lambda f: _grouped_bars(f, cats, models, "categories", choice, english(comparison["categories"])))))
-    versus = [m for m in models if "vs_reference" in m]
-    if versus:
-        def draw_outcomes(figure: Figure) -> None:
-            axes = figure.add_subplot()
-            for y, model in enumerate(versus):
-                left = 0.0
-                for outcome in ("win", "tie", "loss"):
-                    share = model["vs_reference"]["overall"][outcome]
-                    axes.barh(y, share, left=left, color=OUTCOME_COLORS[outcome],
-                              label=outcome if y == 0 else None)
-                    if share >= 6:
-                        axes.text(left + share / 2, y, f"{share:.1f}%", ha="center", va="center", fontsize=7)
-                    left += share
-            axes.set_yticks(range(len(versus)), [choice.label(m["name"], m.get("name_en")) for m in versus])
-            axes.invert_yaxis()
-            axes.set_xlim(0, 100)
-            axes.set_xlabel(choice.label(f"% of questions against {comparison['reference']}", "% of questions "
-                                         "against the reference"))
-            axes.legend(fontsize="small", ncols=3, loc="lower right")
-
-        charts.append(Chart(f"chart-{section}-outcomes", f"Win / tie / loss against {comparison['reference']}",
-                            section, _render(choice, 7, 1.2 + 0.4 * len(versus), draw_outcomes)))
-    quadrant = comparison["quadrant"]
-    placed = [m for m in models if m.get("quadrant") and None not in m["quadrant"].values()]
-    if quadrant and placed:
-        def axis_label(axis: dict[str, Any]) -> str:
-            chinese = f"{axis['name']}: {', '.join(axis['dimensions'])}"
-            plain = f"{axis['name_en']}: {', '.join(dim_english.get(d, d) for d in axis['dimensions'])}"
-            return choice.label(chinese, plain)
-
-        def draw_quadrant(figure: Figure) -> None:
-            axes = figure.add_subplot()
-            for i, model in enumerate(placed):
-                x, y = model["quadrant"]["x"], model["quadrant"]["y"]
-                axes.scatter([x], [y], color=PALETTE[i % len(PALETTE)], s=40)
-                axes.annotate(choice.label(model["name"], model.get("name_en")), (x, y), fontsize=7,
-                              textcoords="offset points", xytext=(4, 4))
-            axes.axvline(quadrant["split"]["x"], color="#5f6368", lw=0.8, ls="--")
-            axes.axhline(quadrant["split"]["y"], color="#5f6368", lw=0.8, ls="--")
-            xs = [m["quadrant"]["x"] for m in placed] + [quadrant["split"]["x"]]
-            ys = [m["quadrant"]["y"] for m in placed] + [quadrant["split"]["y"]]
-            axes.set_xlim(max(0, min(xs) - 8), min(100, max(xs) + 8))
-            axes.set_ylim(max(0, min(ys) - 8), min(100, max(ys) + 8))
-            axes.set_xlabel(axis_label(quadrant["x"]), fontsize=8, wrap=True)
-            axes.set_ylabel(axis_label(quadrant["y"]), fontsize=8, wrap=True)
-            axes.grid(alpha=0.3)
-
-        charts.append(Chart(f"chart-{section}-quadrant", "Capability quadrant", section,
-                            _render(choice, 6.5, 5.5, draw_quadrant)))
-    return charts
-
-
 def draw_charts(report: dict[str, Any], choice: FontChoice) -> list[Chart]:
     """Every chart of the report, in page order."""
     charts = [overview(report, choice)]
@@ -286,6 +178,4 @@ def draw_charts(report: dict[str, Any], choice: FontChoice) -> list[Chart]:
                 run = next(r for r in report["runs"] if r["id"] == cell["runs"][0])
                 charts.append(confusion(run, labels[row["id"]], choice))
         charts.append(context_length(task, report, choice))
-    for index, comparison in enumerate(report["comparisons"], 1):
-        charts += superclue_charts(index, comparison, choice)
     return [chart for chart in charts if chart is not None]

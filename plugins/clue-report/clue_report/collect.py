@@ -1,25 +1,32 @@
-"""Find what ``clue-core report`` was pointed at: run directories, unfinished runs, comparisons.
+"""Find what ``clue-core report`` was pointed at: run directories, unfinished runs, section inputs.
 
 A RUN_OR_FOLDER argument is a run directory (it holds ``manifest.json`` or
-``metrics.json``), a folder of them (``clue-core run -o``), a ``comparison.json`` or a
-folder holding one. Unfinished runs (a staging folder, a manifest that never reached
-``"complete"``, a missing ``metrics.json``) are collected too, so the report can say they
-exist rather than leave them out silently.
+``metrics.json``), a folder of them (``clue-core run -o``), or a file a report section reads
+(its ``inputs``, e.g. the SuperCLUE section's ``comparison.json``), or a folder holding one,
+or a folder whose sub-folders do. Unfinished runs (a staging folder, a manifest that never
+reached ``"complete"``, a missing ``metrics.json``) are collected too, so the report can say
+they exist rather than leave them out silently. The run files are read through the kernel's
+one run reader (:func:`clue_core.plugin.read_manifest` and friends), so the report refuses
+exactly what every other reader refuses, with the file and the field named.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
-from clue_core.jsonio import iter_jsonl
-from clue_core.report.records import check_manifest, check_metrics
-from clue_core.rundir import MANIFEST, METRICS, PREDICTIONS_DIR
+from clue_core.plugin import (
+    MANIFEST,
+    METRICS,
+    PREDICTIONS_DIR,
+    ClueError,
+    iter_predictions,
+    read_manifest,
+    read_metrics,
+)
 
-COMPARISON = "comparison.json"
 DEV_PREDICTIONS = f"{PREDICTIONS_DIR}/dev.jsonl"
 
 
@@ -76,42 +83,47 @@ class Unfinished:
 class Collected:
     runs: list[Run] = field(default_factory=list)
     unfinished: list[Unfinished] = field(default_factory=list)
-    comparisons: list[Path] = field(default_factory=list)
+    #: The files of the report sections' ``inputs`` found among the paths, in argument then name order.
+    inputs: list[Path] = field(default_factory=list)
 
 
 def _is_run_dir(path: Path) -> bool:
     return (path / MANIFEST).is_file() or (path / METRICS).is_file()
 
 
-def _read_object(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
-    if not isinstance(data, dict):
-        raise ClueError(f"{path}: unreadable (expected a JSON object)")
-    return data
+def input_files(path: Path, names: Iterable[str]) -> list[Path]:
+    """The files named ``names`` at ``path``: the path itself, in the folder, or one level below it."""
+    names = tuple(names)
+    if path.is_file():
+        return [path] if path.name in names else []
+    if not path.is_dir():
+        return []
+    found = [path / name for name in names]
+    found += sorted(p for name in names for p in path.glob(f"*/{name}"))
+    return [p for p in found if p.is_file()]
 
 
-def collect(paths: list[Path], records: bool = True) -> Collected:
-    """Every run directory and comparison under ``paths``, in argument then name order.
+def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ()) -> Collected:
+    """Every run directory and section input file (``inputs`` names them) under ``paths``, in argument
+    then name order.
 
     ``records=False`` skips reading the dev predictions (the terminal summary shows scores only).
     """
+    inputs = tuple(inputs)
     found = Collected()
     seen: set[Path] = set()
     for path in paths:
-        if path.is_file() and path.name == COMPARISON:
-            found.comparisons.append(path)
+        if path.is_file() and path.name in inputs:
+            found.inputs += [path] if path not in found.inputs else []
             continue
         if not path.is_dir():
             raise ClueError(f"{path}: no such run directory or folder")
         candidates = [path] if _is_run_dir(path) else sorted(p for p in path.iterdir() if p.is_dir() and
                                                             _is_run_dir(p))
-        comparisons = [p for p in (path / COMPARISON, *sorted(path.glob(f"*/{COMPARISON}"))) if p.is_file()]
-        if not candidates and not comparisons:
-            raise ClueError(f"{path}: no {METRICS} or {COMPARISON} here or in its sub-folders")
-        found.comparisons += [c for c in comparisons if c not in found.comparisons]
+        files = input_files(path, inputs)
+        if not candidates and not files:
+            raise ClueError(f"{path}: no {' or '.join((METRICS, *inputs))} here or in its sub-folders")
+        found.inputs += [f for f in files if f not in found.inputs]
         for run_dir in candidates:
             key = run_dir.resolve()
             if key not in seen:
@@ -121,7 +133,8 @@ def collect(paths: list[Path], records: bool = True) -> Collected:
 
 
 def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
-    manifest = _read_object(run_dir / MANIFEST) if (run_dir / MANIFEST).is_file() else {}
+    record = read_manifest(run_dir, required=False)
+    manifest = record.data if record is not None else {}
     task = str(manifest.get("task") or run_dir.name.strip(".").removesuffix(".staging"))
     status = manifest.get("status")
     if run_dir.name.endswith(".staging"):
@@ -137,13 +150,10 @@ def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
     if not (run_dir / METRICS).is_file():
         found.unfinished.append(Unfinished(run_dir, task, f"no {METRICS}"))
         return
-    check_manifest(run_dir / MANIFEST, manifest)
-    metrics = _read_object(run_dir / METRICS)
-    check_metrics(run_dir / METRICS, metrics, manifest)
+    metrics = read_metrics(run_dir, manifest=record).data
     run = Run(run_dir, manifest, metrics, None)
-    predictions = run_dir / DEV_PREDICTIONS
-    if records and predictions.is_file():
-        run.records = [record for _, record in iter_jsonl(predictions)]
+    if records and (run_dir / DEV_PREDICTIONS).is_file():
+        run.records = [line.data for line in iter_predictions(run_dir, "dev")]
     elif records:
         run.notes.append(f"no {DEV_PREDICTIONS}: no intervals or error analysis")
     found.runs.append(run)

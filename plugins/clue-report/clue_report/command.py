@@ -11,12 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
-from clue_core.report import stats
-from clue_core.report.build import build_report
-from clue_core.report.owned import FILES, check_replaceable, claimed, write_files
-from clue_core.report.summary import summary_text
-from clue_core.table import format_table
+from clue_core.plugin import ClueError, format_table
+from clue_report import stats
+from clue_report.build import build_report
+from clue_report.kit import Chart
+from clue_report.owned import FILES, check_replaceable, claimed, write_files
+from clue_report.sections import render_html as render_sections
+from clue_report.sections import render_markdown as markdown_sections
+from clue_report.sections import summary_lines
+from clue_report.summary import summary_text
 
 
 def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
@@ -25,9 +28,9 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
     """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
 
     ``font`` overrides ``$CLUE_REPORT_FONT`` (``none`` draws English labels only);
-    ``charts=False`` leaves the charts out (matplotlib is then not imported). Files there
+    ``charts=False`` leaves the charts out, the sections' too (matplotlib is then not imported). Files there
     that clue-core did not write are refused before any work, unless ``force``
-    (:mod:`clue_core.report.owned`).
+    (:mod:`clue_report.owned`).
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ClueError(f"{output_dir} is a file, not a folder")
@@ -39,23 +42,24 @@ def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: st
                   resamples: int, charts: bool, force: bool) -> dict[str, Any]:
     """:func:`write_report` once the folder is held: check, build, render, write."""
     replaced = check_replaceable(output_dir, force)
-    report = build_report(kernel, paths, seed=seed, resamples=resamples)
-    images: list[Any] = []
+    report, sections = build_report(kernel, paths, seed=seed, resamples=resamples)
+    images: list[Chart] = []
+    choice = None
     if charts:
-        from clue_core.report.charts import draw_charts
-        from clue_core.report.fonts import choose_font
+        from clue_report.charts import draw_charts
+        from clue_report.fonts import choose_font
 
         choice = choose_font(font)
         images = draw_charts(report, choice)
-        report["charts"] = {"font": {"family": choice.family, "file": choice.path, "cjk": choice.cjk,
-                                     "reason": choice.reason},
-                            "images": [{"id": c.id, "title": c.title, "section": c.section} for c in images]}
-    else:
-        report["charts"] = {"font": None, "images": []}
-    from clue_core.report.html import render_html
-    from clue_core.report.markdown import render_markdown
+    views = render_sections(kernel, sections, choice, images)  # the sections' charts join ``images``
+    report["charts"] = {"font": None if choice is None else {"family": choice.family, "file": choice.path,
+                                                             "cjk": choice.cjk, "reason": choice.reason},
+                        "images": [{"id": c.id, "title": c.title, "section": c.section} for c in images]}
+    from clue_report.html import render_html
+    from clue_report.markdown import render_markdown
 
-    pages = {"index.html": render_html(report, images), "report.md": render_markdown(report)}
+    pages = {"index.html": render_html(report, images, views),
+             "report.md": render_markdown(report, markdown_sections(kernel, sections))}
     write_files(output_dir, pages, report, replaced)
     return report
 
@@ -83,8 +87,7 @@ def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None =
     lines = [format_table(table)] if report["rows"] else []
     if any(not r["comparable"] for r in report["rows"]):
         lines.append("* not comparable with published scores (bundled sample or --limit)")
-    if report["comparisons"]:
-        lines.append(f"comparisons: {', '.join(c['path'] for c in report['comparisons'])}")
+    lines += summary_lines(report["sections"])
     if report["warnings"]:
         lines.append(f"{len(report['warnings'])} warning(s), listed at the top of the report")
     lines.append(f"wrote {', '.join(files)}")

@@ -1,6 +1,6 @@
 """Where a run goes wrong: confusion, per-label F1, accuracy by context length, wrong examples.
 
-All of it is computed from a run's re-scored dev predictions (:mod:`clue_core.report.scored`)
+All of it is computed from a run's re-scored dev predictions (:mod:`clue_report.scored`)
 and returned as plain numbers for ``report.json``; the pages only draw what is here.
 """
 
@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from clue_core.examples import ClassificationExample, MultipleChoiceExample, OpenQuestionExample, SpanExample
-from clue_core.report.scored import Scored
-from clue_core.specs import TaskSpec
+from clue_core.plugin import ClassificationExample, MultipleChoiceExample, OpenQuestionExample, SpanExample, TaskSpec
+from clue_report.scored import Scored
 
 NO_PREDICTION = "(none)"
 #: Confused pairs listed per run (IFLYTEK has 119 labels: the matrix is too big to read).

@@ -8,13 +8,11 @@ script only counts the images the browser decoded and writes the count into the 
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Iterable, Mapping, Sequence
-from html import escape
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clue_core.report import format as fmt
-from clue_core.report.charts import Chart
+from clue_report import format as fmt
+from clue_report.kit import Chart, escape, figure, num, table
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","WenQuanYi Micro Hei","PingFang SC",
@@ -43,29 +41,6 @@ window.addEventListener('load', function () {
   check.textContent = 'images decoded: ' + decoded + ' of ' + images.length;
 });
 """
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], row_classes: Sequence[str] = ()) -> str:
-    """An HTML table; cells are HTML already (escape text with :func:`escape` first)."""
-    head = "".join(f"<th>{h}</th>" for h in headers)
-    body = []
-    for i, row in enumerate(rows):
-        css = f' class="{row_classes[i]}"' if i < len(row_classes) and row_classes[i] else ""
-        body.append(f"<tr{css}>" + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
-                    + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def num(value: Any, detail: str = "", title: str = "") -> str:
-    tip = f' title="{escape(title)}"' if title else ""
-    small = f"<small>{escape(detail)}</small>" if detail else ""
-    return f'<td class="num"{tip}>{fmt.number(value)}{small}</td>'
-
-
-def figure(chart: Chart) -> str:
-    data = base64.b64encode(chart.png).decode("ascii")
-    return (f'<figure id="{chart.id}"><img src="data:image/png;base64,{data}" alt="{escape(chart.title)}">'
-            f"<figcaption>{escape(chart.title)}</figcaption></figure>")
 
 
 def _badge(row: Mapping[str, Any]) -> str:
@@ -234,7 +209,8 @@ def task_section(task: Mapping[str, Any], report: Mapping[str, Any], charts: Map
     return "".join(parts) + "</section>"
 
 
-def page(report: Mapping[str, Any], charts: Sequence[Chart], superclue_html: str) -> str:
+def page(report: Mapping[str, Any], charts: Sequence[Chart], sections: Sequence[tuple[str, str, str]]) -> str:
+    """The whole page; ``sections`` are the plugins' views as ``(name, title, body HTML)``, in page order."""
     by_id = {chart.id: chart for chart in charts}
     runs, tasks = report["runs"], report["tasks"]
     font = (report.get("charts") or {}).get("font") or {}
@@ -249,7 +225,8 @@ def page(report: Mapping[str, Any], charts: Sequence[Chart], superclue_html: str
         f"<style>{STYLE}</style></head><body>",
         f"<h1>CLUE report</h1><p class='muted'>{escape(meta)}</p>",
         "<nav>" + ("<a href='#leaderboard'>Leaderboard</a><a href='#tasks'>Tasks</a>" if report["rows"] else "")
-        + ("<a href='#superclue'>SuperCLUE</a>" if report["comparisons"] else "") + "<a href='#runs'>Runs</a></nav>",
+        + "".join(f"<a href='#{escape(name)}'>{escape(title)}</a>" for name, title, _ in sections)
+        + "<a href='#runs'>Runs</a></nav>",
     ]
     if warnings:
         parts.append(f"<div class='warnings' id='warnings'><b>Read this first</b><ul>{warnings}</ul></div>")
@@ -260,7 +237,8 @@ def page(report: Mapping[str, Any], charts: Sequence[Chart], superclue_html: str
         parts.append("</section><section id='tasks'><h2>Tasks</h2>")
         parts += [task_section(task, report, by_id) for task in tasks]
         parts.append("</section>")
-    parts.append(superclue_html)
+    parts += [f"<section id='{escape(name)}'><h2>{escape(title)}</h2>{body}</section>"
+              for name, title, body in sections]
     parts.append(runs_section(report))
     parts.append("<p id='image-check' class='muted' data-images='" + str(len(charts))
                  + "' data-decoded='unknown'>images: not checked (scripts off)</p>")
@@ -286,7 +264,7 @@ def runs_section(report: Mapping[str, Any]) -> str:
     return "".join(parts) + "</section>"
 
 
-def render_html(report: Mapping[str, Any], charts: Sequence[Chart]) -> str:
-    from clue_core.report.superclue_html import superclue_section
-
-    return page(report, charts, superclue_section(report, {c.id: c for c in charts}))
+def render_html(report: Mapping[str, Any], charts: Sequence[Chart], sections: Sequence[tuple[str, str, str]] = ()
+                ) -> str:
+    """``index.html``: ``charts`` are every image on the page (the sections' included), for the image check."""
+    return page(report, charts, sections)

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clue_core.report import format as fmt
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(map(_cell, headers)) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
-    return "\n".join(lines)
+from clue_report import format as fmt
+from clue_report.kit import md_table
 
 
 def _with(value: Any, detail: str) -> str:
@@ -59,53 +50,8 @@ def _task(task: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _comparison(comparison: Mapping[str, Any]) -> list[str]:
-    dims = comparison["dimensions"]
-    lines = [f"### {comparison['title']}", "", f"Reference: {comparison['reference']}.", ""]
-    lines.append(md_table(["model", "total", *(d["name"] for d in dims)],
-                          [[m["name"], fmt.number(m["total"]), *(fmt.number(m["dimensions"].get(d["name"]))
-                                                                 for d in dims)] for m in comparison["models"]]))
-    if comparison["categories"]:
-        cats = comparison["categories"]
-        lines += ["", md_table(["model", *(c["name"] for c in cats)],
-                               [[m["name"], *(fmt.number(m["categories"].get(c["name"])) for c in cats)]
-                                for m in comparison["models"]])]
-    versus = [m for m in comparison["models"] if m.get("vs_reference")]
-    if versus:
-        lines += ["", md_table(["model", "win %", "tie %", "loss %"],
-                               [[m["name"], *(fmt.number(m["vs_reference"]["overall"][k], 1)
-                                              for k in ("win", "tie", "loss"))] for m in versus])]
-    quadrant = comparison["quadrant"]
-    if quadrant:
-        x, y = quadrant["x"], quadrant["y"]
-        lines += ["", f"Quadrant: x = {x['name']} (mean of {', '.join(x['dimensions'])}), y = {y['name']} "
-                      f"(mean of {', '.join(y['dimensions'])}).", "",
-                  md_table(["model", x["name"], y["name"]],
-                           [[m["name"], fmt.number(m["quadrant"]["x"]), fmt.number(m["quadrant"]["y"])]
-                            for m in comparison["models"] if m.get("quadrant")])]
-    if comparison["maturity"]:
-        lines += ["", md_table(["dimension", "maturity index", "band"],
-                               [[m["dimension"], fmt.number(m["index"]), m["band"]] for m in comparison["maturity"]])]
-    pairwise = [m for m in comparison["models"] if m.get("vs_reference_pairwise")]
-    if pairwise:
-        lines += ["", "Pairwise verdicts (each asked twice, the answers' positions swapped):", "",
-                  md_table(["model", "win %", "tie %", "loss %"],
-                           [[m["name"], *(fmt.number(m["vs_reference_pairwise"]["overall"][k], 1)
-                                          for k in ("win", "tie", "loss"))] for m in pairwise])]
-    if comparison.get("maturity_definition"):
-        lines += ["", f"Maturity: {comparison['maturity_definition']}."]
-    human = comparison.get("human_ranking")
-    if human:
-        lines += ["", f"Human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
-                      f"(p {human['pearson_p']:.3g}), Spearman {human['spearman']:.3f} (p {human['spearman_p']:.3g})."]
-    agreement = comparison.get("judge_agreement")
-    if agreement:
-        lines += ["", f"Judge agreement: {agreement['acceptable_share']:.1f}% of {agreement['graded']} judgments "
-                      f"graded 及格 or better."]
-    return [*lines, ""]
-
-
-def render_markdown(report: Mapping[str, Any]) -> str:
+def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, list[str]]] = ()) -> str:
+    """``report.md``; ``sections`` are the plugins' views as ``(title, lines)``, in page order."""
     lines = ["# CLUE report", ""]
     if report["warnings"]:
         lines += ["**Read this first:**", "", *(f"- {w}" for w in report["warnings"]), ""]
@@ -117,8 +63,6 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["## Beside published scores", ""]
         for task in report["tasks"]:
             lines += _task(task)
-    if report["comparisons"]:
-        lines += ["## SuperCLUE", ""]
-        for comparison in report["comparisons"]:
-            lines += _comparison(comparison)
+    for title, section in sections:
+        lines += [f"## {title}", "", *section, *([""] if section and section[-1] else [])]
     return "\n".join(lines).rstrip() + "\n"

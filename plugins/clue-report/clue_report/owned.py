@@ -27,8 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import atomic_open, disk_fault_message
-from clue_core.errors import ClueError
+from clue_core.plugin import ClueError, atomic_open, disk_fault_message
 
 try:
     import fcntl

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.report.groups import average_groups
-from clue_core.report.stats import spread
+from clue_report.groups import average_groups
+from clue_report.stats import spread
 
 NOT_COMPARABLE_SAMPLE = "bundled sample data, not the official dev set"
 

@@ -18,20 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
-from clue_core.examples import (
+from clue_core.plugin import (
+    CLASSIFICATION,
+    MULTIPLE_CHOICE,
+    SPAN,
     ClassificationExample,
+    ClueError,
     Example,
     MetricResult,
     MultipleChoiceExample,
     Prediction,
     SpanExample,
+    TaskSpec,
     gold_of,
+    read_split,
+    resolve,
 )
-from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
-from clue_core.reading import read_split
-from clue_core.report.collect import Run
-from clue_core.specs import TaskSpec, resolve
+from clue_report.collect import Run
 
 
 @dataclass

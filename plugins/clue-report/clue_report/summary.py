@@ -1,6 +1,6 @@
 """The terminal summary of ``clue-core report`` (no ``-o``): each run's score and the group averages.
 
-The group averages are those of the HTML report's rows (:func:`~clue_core.report.rows.build_rows`):
+The group averages are those of the HTML report's rows (:func:`~clue_report.rows.build_rows`):
 one per way of running one model, a task's seeds averaged, runs with other settings left
 out and named. A plain average over every run found would mix models, silently putting
 one model's AFQMC next to another's TNEWS in a score no model got. With one row the
@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.errors import ClueError
-from clue_core.report.collect import COMPARISON, Run, collect, score_of
-from clue_core.report.groups import leaderboard_members, merge_members
-from clue_core.report.published import run_usage
-from clue_core.report.rows import build_rows, data_version, model_facts
-from clue_core.rundir import METRICS
-from clue_core.table import format_table
+from clue_core.plugin import METRICS, ClueError, format_table
+from clue_report.collect import Run, collect, input_files, score_of
+from clue_report.groups import leaderboard_members, merge_members
+from clue_report.published import run_usage
+from clue_report.rows import build_rows, data_version, model_facts
+from clue_report.sections import input_names, registered
 
 
 def row_entry(kernel: Any, number: int, run: Run) -> dict[str, Any]:
@@ -57,18 +56,21 @@ def _group_line(name: str, group: dict[str, Any]) -> str:
     return f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}"
 
 
-def _refuse_comparisons(paths: Sequence[Path]) -> None:
-    """A comparison alone has no scores to print: it is shown in the HTML report."""
-    for path in paths:
-        if path.name == COMPARISON or (path.is_dir() and (path / COMPARISON).is_file() and
-                                       not any(path.glob(f"*/{METRICS}")) and not (path / METRICS).is_file()):
-            raise ClueError(f"{path}: a comparison is shown in the HTML report: add -o DIR")
+def _refuse_section_files(kernel: Any, paths: Sequence[Path]) -> None:
+    """A section's file alone (a SuperCLUE comparison.json) has no scores to print: its view is in the
+    HTML report, so the summary says to add -o rather than 'no runs here'."""
+    for spec, _ in registered(kernel):
+        for path in paths:
+            files = input_files(path, spec.inputs)
+            if files and not (path.is_dir() and ((path / METRICS).is_file() or any(path.glob(f"*/{METRICS}")))):
+                raise ClueError(f"{path}: {files[0].name} ({spec.title}) is shown in the HTML report: add -o DIR")
 
 
 def summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
-    """The terminal report: each run's primary score and each row's group averages."""
-    _refuse_comparisons(paths)
-    found = collect(list(paths), records=False)
+    """The terminal report: each run's primary score and each row's group averages (a section's files
+    among the paths are left to the HTML report)."""
+    _refuse_section_files(kernel, paths)
+    found = collect(list(paths), records=False, inputs=input_names(kernel))
     scores = [score_of(run) for run in found.runs]
     rows, notes = summary_rows(kernel, found.runs)
     unfinished = [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished]

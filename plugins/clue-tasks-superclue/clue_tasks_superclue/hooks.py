@@ -15,6 +15,7 @@ from clue_core.plugin import (
     CommandSpec,
     MetricSpec,
     Prompt,
+    ReportSectionSpec,
     Setting,
     TaskSpec,
     hookimpl,
@@ -140,3 +141,23 @@ COMPARE = CommandSpec(
 @hookimpl
 def clue_commands() -> list[CommandSpec]:
     return [COMPARE]
+
+
+#: The SuperCLUE view of ``clue-core report`` (clue-report): the comparison.json files among the report's
+#: paths, shown as scores, win/tie/loss, the quadrant and maturity (``report_section``, imported only then).
+SUPERCLUE_SECTION = ReportSectionSpec(
+    name="superclue",
+    title="SuperCLUE",
+    description="comparison.json of judged open-ended runs (clue-core compare): scores per dimension and "
+                "category, win/tie/loss against the reference, the capability quadrant, maturity",
+    build=f"{_PACKAGE}.report_section:build",
+    html=f"{_PACKAGE}.report_section:html",
+    markdown=f"{_PACKAGE}.report_section:markdown",
+    inputs=("comparison.json",),
+    key="comparisons",
+)
+
+
+@hookimpl
+def clue_report_sections() -> list[ReportSectionSpec]:
+    return [SUPERCLUE_SECTION]
