@@ -65,11 +65,24 @@ class MultipleChoiceExample:
 class OpenQuestionExample:
     """An open question, answered in free text and scored by a judge or by code.
 
-    ``turns`` are the user's messages of a dialogue, answered one by one; ``reference``
-    is an optional reference answer, ``rubric`` what the judge looks for, ``constraints``
-    verifiable instructions checked by code (``{"type": "max_chars", "value": 50}``) and
-    ``tools`` chat tool definitions offered to the model (with the expected call in
-    ``expected_call``).
+    This is the open-question kind's contract for any task, not only SuperCLUE's:
+
+    - ``dimension`` is the ability a question tests and ``category`` the broader group that
+      dimension belongs to: the task's two levels of grouping, fine then coarse. SuperCLUE
+      fills them with its own names (``dimension="计算"``, ``category="理科"``); another task
+      may use any labels, or ``""`` where it has no grouping. The kernel does nothing with
+      them beyond letting a prompt template name them (``{dimension}``, ``{category}``):
+      grouping scores by them is the business of the task's metric and report.
+    - ``turns`` are the user's messages of a dialogue, answered one by one; the kernel checks
+      that there is at least one and that none is blank.
+    - ``reference`` is an optional reference answer (the example's gold, :func:`gold_of`),
+      ``rubric`` what a judge looks for; ``constraints`` are verifiable instructions checked
+      by code (``{"type": "max_chars", "value": 50}``); ``tools`` are chat tool definitions
+      offered to the model, with the call it should make in ``expected_call``. The kernel
+      passes these through untouched: their meaning is between the task's metric and the model.
+
+    The field names are fixed (run records, golden outputs and plugins read them); a task with
+    other grouping needs puts them in these two fields rather than renaming them.
     """
 
     id: ExampleId
