@@ -22,7 +22,7 @@ TASK = TaskSpec("open", OPEN_QUESTION, "any open questions", "m:r", metrics=(), 
 
 
 def test_the_docstring_documents_every_field_for_any_open_question_task():
-    doc = OpenQuestionExample.__doc__ or ""
+    doc = " ".join((OpenQuestionExample.__doc__ or "").split())
     for field in dataclasses.fields(OpenQuestionExample):
         if field.name != "id":
             assert f"``{field.name}``" in doc, field.name
