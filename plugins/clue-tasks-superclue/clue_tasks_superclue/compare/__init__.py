@@ -1,6 +1,14 @@
 """``clue-core compare``: judged SuperCLUE runs against a reference run, written as ``comparison.json``.
 
 The command lives in this plugin, not the kernel, because everything it knows (the dimensions,
-the scoring method, win/tie/loss) is SuperCLUE's. ``comparison_file`` reads and checks the file it
-writes; ``clue-report`` imports it to draw the SuperCLUE section.
+the scoring method, win/tie/loss) is SuperCLUE's, and it shares those with the task through
+:mod:`clue_tasks_superclue.dimensions`, :mod:`~clue_tasks_superclue.aggregate` and
+:mod:`~clue_tasks_superclue.win_tie_loss` instead of restating them.
+
+Modules: :mod:`cli` is the click command (imported only when ``compare`` runs), :mod:`command`
+ties the steps together, :mod:`runs` reads run folders strictly, :mod:`scores` tallies scores,
+win/tie/loss and maturity, :mod:`build` assembles the document, :mod:`human` correlates with a
+human ranking, :mod:`sheet` exports and reads back the judge-agreement sheet, :mod:`tables`
+reads the CSV files people hand in, and :mod:`comparison_file` reads and checks the written
+file (``clue-report`` imports it to draw the SuperCLUE section).
 """
