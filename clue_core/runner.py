@@ -214,7 +214,6 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                              world_size=world, primary_metric=task.primary_metric,
                              score=dev_scorer(kernel, task, dev, decode, plan.settings.values), echo=echo,
                              limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
-                             settings=dict(plan.settings.values),
                              load_model=model_loader(kernel, task, plan.settings))
         started = time.perf_counter()
         prepare = getattr(plan.learner, "prepare", None)
