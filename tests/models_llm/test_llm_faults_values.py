@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from clue_core.plugin import ClueError
+from clue_models_llm.backends.openai import PROBE_PROMPT
 from clue_models_llm.entries import likelihood_ok
-from clue_models_llm.remote import PROBE_PROMPT
 from tests.models_llm.test_llm_faults import one_line_error, only_sqlite, tiny_run
 
 GOOD = {"logprobs": [-3.5, -1.0], "tokens": [2, 2], "prefix_logprob": -4.0, "prefix_tokens": 3}

@@ -23,8 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from clue_core.cli import cli
+from clue_models_llm.backends.openai import PROBE_PROMPT
 from clue_models_llm.extract import cut_at_stop
-from clue_models_llm.remote import PROBE_PROMPT
 from tests.models_llm.memorizer import sample_pairs
 from tests.support.openai_server import ModelEngine, OpenAIServer, ScriptedEngine, save_tiny_granite
 

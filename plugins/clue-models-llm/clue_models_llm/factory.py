@@ -1,25 +1,38 @@
 """Model factories named by the specs in ``hooks.py`` (imported only when a run needs them).
 
-``settings`` holds the values of the model's declared settings, already converted and
-bounded by the kernel.
+Each builds an :class:`~clue_models_llm.learner.LLMLearner` holding the backend its model
+names stand for (:data:`clue_models_llm.backend.BACKENDS`). ``settings`` holds the values
+of the model's declared settings, already converted and bounded by the kernel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clue_core.plugin import ClueError, TaskSpec
+from clue_core.plugin import ClueError, Setting, TaskSpec
+from clue_models_llm.backend import create_backend
 from clue_models_llm.learner import LLMLearner
-from clue_models_llm.remote import ServerLearner
+from clue_models_llm.prompts import require_prompt
 from clue_models_llm.settings import COMMON, SERVER, TINY, complete
+
+
+def build_learner(backend: str, argument: str | None, task: TaskSpec, values: Mapping[str, Any],
+                  declared: Sequence[Setting], name: str) -> LLMLearner:
+    """The learner of model ``name`` for ``task``, answering through the backend registered as ``backend``.
+
+    The task's prompt is checked first, so a task a language model cannot be asked is refused
+    before any backend looks at its settings.
+    """
+    require_prompt(task)
+    return LLMLearner(task, create_backend(backend, argument, values, name), values, declared, name)
 
 
 def create(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
     """``llm:<argument>``: a hub id or a local folder in the ``save_pretrained`` layout."""
     if not argument:
         raise ClueError("model 'llm' needs a checkpoint: llm:<hub id or local folder>")
-    return LLMLearner(task, argument, complete(COMMON, settings), COMMON, f"llm:{argument}")
+    return build_learner("transformers", argument, task, complete(COMMON, settings), COMMON, f"llm:{argument}")
 
 
 def create_tiny(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
@@ -28,12 +41,12 @@ def create_tiny(argument: str | None, task: TaskSpec, settings: Mapping[str, Any
     if values["tiny_hidden_size"] % values["tiny_num_heads"]:
         raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
                         f"({values['tiny_hidden_size']})")
-    return LLMLearner(task, None, values, COMMON + TINY, "llm-tiny")
+    return build_learner("transformers", None, task, values, COMMON + TINY, "llm-tiny")
 
 
-def create_server(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> ServerLearner:
+def create_server(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
     """``openai:<model>``: the model a server at ``base_url`` (or $OPENAI_BASE_URL) serves under that name."""
     if not argument:
         raise ClueError("model 'openai' needs the served model's name: openai:<name> (what the server's /v1/models "
                         "lists)")
-    return ServerLearner(task, argument, complete(SERVER, settings), SERVER, f"openai:{argument}")
+    return build_learner("openai", argument, task, complete(SERVER, settings), SERVER, f"openai:{argument}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,3 +241,20 @@ def _has_gold(example: Any) -> bool:
         if hasattr(example, name):
             return getattr(example, name) is not None
     return False
+
+
+def vocabulary_texts(task: TaskSpec, examples: Iterable[Any]) -> list[str]:
+    """What a model built from the task's texts (``llm-tiny``) takes its characters from: the prompt's
+    words, the labels and the examples' fields (answers and turns included)."""
+    prompt = task.prompt
+    texts = ["ABCDEFGHIJKLMNOPQRSTUVWXYZ. \n0123456789"]
+    if prompt is not None:
+        texts += [prompt.instruction, prompt.template, prompt.answer_prefix, *prompt.verbalizers.values()]
+    texts += list(task.labels)
+    for example in examples:
+        texts += [str(value) for value in example_fields(example, task.kind).values()]
+        if task.kind == SPAN and getattr(example, "answers", None):
+            texts += [text for text, _ in example.answers]
+        if task.kind == OPEN_QUESTION:
+            texts += list(example.turns)
+    return texts

@@ -1,8 +1,8 @@
-"""``openai:<model>``: the LLM learner over an OpenAI-compatible server (vLLM, SGLang, llama.cpp…).
+"""The OpenAI-compatible backend: ``openai:<model>``, a model behind any such server (vLLM, SGLang, llama.cpp…).
 
-Everything that decides what is asked and how answers are read is the local learner's
+Everything that decides what is asked and how answers are read is the learner's
 (:class:`~clue_models_llm.learner.LLMLearner`): the task's prompt, few-shot demos, the
-result cache, answer extraction. Only the two places where a model computes are replaced:
+result cache, answer extraction. This backend only sends requests and reads answers:
 
 * likelihood: one completions request per example, its prompt a list with ``prompt +
   choice`` for every choice, ``echo`` and ``logprobs`` on; the echoed tokens' character
@@ -16,12 +16,12 @@ result cache, answer extraction. Only the two places where a model computes are 
 
 ``mode=auto`` scores by likelihood where the server echoes prompt log-probabilities and
 generates elsewhere; whether it does is asked once (a one-token probe), and a real answer
-to it is cached with the results, so a resumed or repeated run sends nothing. A probe the
-server refuses (400/404/422) falls back to generation for this run only and is asked again
-next time; a refusal because the server does not serve the model ends the run. Every answer
-is committed to the cache as it arrives, so a killed run resumes with no request repeated.
-An answer of another shape (a field missing or of another type) is one line naming the
-server, and is never cached.
+to it is remembered in the result cache, so a resumed or repeated run sends nothing. A
+probe the server refuses (400/404/422) falls back to generation for this run only and is
+asked again next time; a refusal because the server does not serve the model ends the run.
+Every answer is reported as it arrives (the learner commits it to the cache at once), so a
+killed run resumes with no request repeated. An answer of another shape (a field missing or
+of another type) is one line naming the server, and is never cached.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, ClueError, Example, RunContext, Setting, TaskSpec
-from clue_models_llm.client import RequestRefused, ServerClient, Usage, server_url, usage_of
+from clue_core.plugin import ClueError, RunContext
+from clue_models_llm.backend import Backend, Done, GenerateOptions, Memo, Prompting, ScoreRequest
+from clue_models_llm.client import RequestRefused, ServerClient, server_url, usage_of
 from clue_models_llm.entries import generation_ok, likelihood_ok, probe_ok
-from clue_models_llm.learner import LLMLearner
-from clue_models_llm.prompts import Message, Question, Renderer
+from clue_models_llm.prompts import Message
 
 #: How a chat prompt travels from the renderer to the request: JSON behind this mark.
 CHAT_MARK = "\u0000chat:"
@@ -53,7 +53,7 @@ def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] 
     return CHAT_MARK + json.dumps(payload, ensure_ascii=False)
 
 
-def likelihood_body(question: Question) -> dict[str, Any]:
+def likelihood_body(question: ScoreRequest) -> dict[str, Any]:
     return {"prompt": [question.prompt + choice for choice in question.choices], "max_tokens": 1,
             "temperature": 0, "echo": True, "logprobs": 1}
 
@@ -63,7 +63,7 @@ def _spans(offsets: Sequence[int], length: int) -> list[tuple[int, int]]:
     return [(start, offsets[i + 1] if i + 1 < len(offsets) else length) for i, start in enumerate(offsets)]
 
 
-def parse_likelihood(response: Any, question: Question) -> dict[str, Any]:
+def parse_likelihood(response: Any, question: ScoreRequest) -> dict[str, Any]:
     """The local scorer's entry (``logprobs``, ``tokens``, ``prefix_*``) from an echoed completion."""
     choices = sorted(response.choices, key=lambda c: c.index)
     if len(choices) != len(question.choices):
@@ -157,25 +157,24 @@ def parse_generation(response: Any, chat: bool) -> dict[str, Any]:
     return entry
 
 
-class ServerLearner(LLMLearner):
-    """:class:`LLMLearner` whose model is ``model`` behind an OpenAI-compatible server."""
+class OpenAIBackend(Backend):
+    """``model`` as a server at ``base_url`` (or $OPENAI_BASE_URL) serves it."""
 
-    def __init__(self, task: TaskSpec, model: str, values: Mapping[str, Any], declared: Sequence[Setting],
-                 name: str) -> None:
-        super().__init__(task, None, values, declared, name)
+    def __init__(self, model: str | None, values: Mapping[str, Any], name: str) -> None:
+        if not model:
+            raise ClueError("model 'openai' needs the served model's name: openai:<name> (what the server's "
+                            "/v1/models lists)")
+        self.values = dict(values)
         server_url(self.values["base_url"])  # a missing or unusable URL stops the run before any task starts
         self.served = model
+        self.name = name
         self.client: ServerClient | None = None
-        self.mode_note = ""
-        self.usage_all = Usage()
+        self.chat = bool(self.values.get("chat"))
 
     # -- setting up -----------------------------------------------------------------------
 
-    def _fitted(self) -> bool:
-        return self.client is not None
-
-    def _load(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
-        """No weights: the client, and the identity the result cache is keyed by."""
+    def load(self, context: RunContext, texts: Callable[[], Sequence[str]]) -> None:
+        """No weights: the client (nothing is sent until the first request)."""
         if context.world_size > 1:
             raise ClueError(f"model {self.name} runs in one process (the server does the work): start it without "
                             f"torchrun/accelerate launch and raise --set concurrency=N instead")
@@ -183,43 +182,37 @@ class ServerLearner(LLMLearner):
         self.client = ServerClient(base_url=values["base_url"], model=self.served, api_key_env=values["api_key_env"],
                                    concurrency=values["concurrency"], rpm=values["rpm"], timeout=values["timeout"],
                                    retries=values["retries"], echo=context.echo)
-        self.identity = {"source": "openai", "base_url": self.client.base_url, "model": self.served}
-        self.device_text = self.client.base_url
-        self.dtype_text = "server"
 
-    def _resolve_mode(self) -> None:
-        """``auto`` becomes likelihood or generation before any request of the task is sent."""
-        asked = self.values["mode"]
-        scored = self.task.kind in (CLASSIFICATION, MULTIPLE_CHOICE)
-        mode = asked
-        if scored and asked in ("loglikelihood", "auto"):
-            if self.settings.chat:
-                if asked == "loglikelihood":
-                    raise ClueError(f"model {self.name}: likelihood goes through the completions endpoint, which "
-                                    f"takes plain text; use --set chat=false, or --set mode=generate")
-                mode, self.mode_note = "generate", "auto: chat prompts are answered by generation"
-            else:
-                capable, why = self._echoes_logprobs()
-                if not capable and asked == "loglikelihood":
-                    raise ClueError(f"{self.client.base_url if self.client else ''} cannot score by likelihood: "
-                                    f"{why}; use --set mode=generate (or mode=auto)")
-                mode = "loglikelihood" if capable else "generate"
-                self.mode_note = f"auto: {why}" if asked == "auto" else ""
-        elif asked == "auto":
-            mode = "generate"
-        if mode != asked and scored:
-            self._echo(f"{self.name}: mode {mode} ({self.mode_note})")
-        self._use({**self.values, "mode": mode})
+    def _client(self) -> ServerClient:
+        if self.client is None:
+            raise RuntimeError(f"{type(self).__name__}.load(context, texts) was not called")
+        return self.client
 
-    def _echoes_logprobs(self) -> tuple[bool, str]:
-        """Whether completions echo prompt log-probabilities: asked once, the answer cached."""
-        assert self.client is not None and self.cache is not None
-        key = self._key({"kind": "probe", "probe": "echo+logprobs"})
-        known = self.cache.get_many([key], lambda key, entry: probe_ok(entry)).get(key)
+    def identity(self) -> dict[str, Any]:
+        return {"source": "openai", "base_url": self._client().base_url, "model": self.served}
+
+    def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
+        """Chat prompts never (completions take plain text); plain prompts where completions echo log-probabilities."""
+        if chat:
+            if required:
+                raise ClueError(f"model {self.name}: likelihood goes through the completions endpoint, which "
+                                f"takes plain text; use --set chat=false, or --set mode=generate")
+            return False, "chat prompts are answered by generation"
+        capable, why = self._echoes_logprobs(memo)
+        if not capable and required:
+            raise ClueError(f"{self._client().base_url} cannot score by likelihood: {why}; use --set mode=generate "
+                            f"(or mode=auto)")
+        return capable, why
+
+    def _echoes_logprobs(self, memo: Memo) -> tuple[bool, str]:
+        """Whether completions echo prompt log-probabilities: asked once, a real answer remembered."""
+        client = self._client()
+        request = {"kind": "probe", "probe": "echo+logprobs"}
+        known = memo.recall(request, probe_ok)
         if known is None:
             body = {"prompt": PROBE_PROMPT, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
             try:
-                response = self.client.call("completions", body)
+                response = client.call("completions", body)
             except RequestRefused as exc:
                 if exc.unserved or exc.status not in (400, 404, 422):
                     raise  # not serving the model says nothing of echo: the run cannot go on anyway
@@ -228,69 +221,53 @@ class ServerLearner(LLMLearner):
             if not getattr(response, "choices", None):
                 # an answer with nothing in it says nothing of echo either: not remembered, like a refusal
                 return False, "its completions answered the probe with no choices"
-            known = read_answer(self.client.where(), probe_answer, probe_ok, response)
-            self.cache.put_many({key: known})
+            known = read_answer(client.where(), probe_answer, probe_ok, response)
+            memo.remember(request, known)
         return bool(known["capable"]), str(known["why"])
 
-    def _prepare_prompts(self) -> None:
-        """``auto`` decided (with the cache open), then prompts as text or as chat messages for the server."""
-        self._resolve_mode()
-        chat = chat_prompt if self.settings.chat else None
-        self.renderer = Renderer(self.task, demos=self.demos, chat=chat, prefix_in_chat=False)
-        self.chat_info = {"chat": self.settings.chat, "chat_template": "the server's" if chat else None}
+    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
+        """Plain text, or chat messages carried in the prompt for the server to apply its own template."""
+        self.chat = chat
+        return Prompting(chat=chat_prompt if chat else None, prefix_in_chat=False,
+                         info={"chat": chat, "chat_template": "the server's" if chat else None})
 
     # -- computing ------------------------------------------------------------------------
 
-    def _score_missing(self, questions: Sequence[Question], keys: Sequence[str], results: dict[str, Any],
-                       ppl: bool) -> None:
-        assert self.client is not None
-        where = self.client.where()
-        for index, response in self.client.map("completions", [likelihood_body(q) for q in questions]):
-            question = questions[index]
-            size = len(question.choices)
+    def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
+        """One completions request per example (the prompt's statistics always come back, so ``ppl`` is free)."""
+        client = self._client()
+        where = client.where()
+        for index, response in client.map("completions", [likelihood_body(r) for r in requests]):
+            request = requests[index]
+            size = len(request.choices)
             entry = read_answer(where, parse_likelihood, lambda e, size=size: likelihood_ok(e, size, True),
-                                response, question)
-            self._store(results, {keys[index]: entry})
+                                response, request)
+            done({index: entry})
 
-    def _generate_missing(self, prompts: Sequence[str], keys: Sequence[str], results: dict[str, Any]) -> None:
-        assert self.client is not None
-        settings = self.settings
-        common: dict[str, Any] = {"max_tokens": settings.max_new_tokens, "temperature": settings.temperature}
-        if settings.temperature > 0 and self.context is not None:
-            common["seed"] = self.context.seed
-        chat = settings.chat
+    def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
+        """Completions, or chat completions for chat prompts; the server keeps its own thinking budget."""
+        client = self._client()
+        common: dict[str, Any] = {"max_tokens": options.max_new_tokens, "temperature": options.temperature}
+        if options.temperature > 0:
+            common["seed"] = options.seed
         bodies = []
         for prompt in prompts:
             if prompt.startswith(CHAT_MARK):
                 bodies.append({**json.loads(prompt[len(CHAT_MARK):]), **common})
             else:
                 bodies.append({"prompt": prompt, **common})
-        where = self.client.where()
-        for index, response in self.client.map("chat" if chat else "completions", bodies):
+        where = client.where()
+        chat = self.chat
+        for index, response in client.map("chat" if chat else "completions", bodies):
             entry = read_answer(where, parse_generation, generation_ok, response, chat)
-            self._store(results, {keys[index]: {**entry, "truncated": 0}})
+            done({index: {**entry, "truncated": 0}})
 
     # -- reporting ------------------------------------------------------------------------
 
-    def _count(self, examples: Sequence[Example], predictions: Sequence[Any]) -> None:
-        super()._count(examples, predictions)
-        for prediction in predictions:
-            raw = prediction.raw if isinstance(prediction.raw, dict) else {}
-            for usage in raw.get("usage") or []:
-                self.usage_all.add(usage)
-
-    def run_info(self) -> dict[str, Any]:
-        info = super().run_info()
-        # what only a local model has: its token budget for thinking, its special tokens
-        info["decoding"].pop("thinking_tokens", None)
-        info["prompt"].pop("bos", None)
-        info.pop("eos_token_ids", None)
+    def info(self) -> dict[str, Any]:
         values = self.values
-        info["server"] = {"base_url": self.client.base_url if self.client else None, "model": self.served,
-                          "concurrency": values["concurrency"], "rpm": values["rpm"],
-                          "traffic": self.client.traffic.as_dict() if self.client else None}
-        if self.mode_note:
-            info["mode_note"] = self.mode_note
-        info["usage"] = self.usage_all.as_dict(values["price_prompt"], values["price_completion"],
-                                               values["currency"])
-        return info
+        client = self.client
+        return {"device": client.base_url if client else "", "dtype": "server",
+                "server": {"base_url": client.base_url if client else None, "model": self.served,
+                           "concurrency": values["concurrency"], "rpm": values["rpm"],
+                           "traffic": client.traffic.as_dict() if client else None}}

@@ -1,0 +1,148 @@
+"""Answers read into predictions, by example kind: the best-scored choice, or the answer extracted from text.
+
+An answer that cannot be extracted counts as wrong: ``None`` for a classification, an
+empty answer for a span and, since a multiple-choice decode step may insist on a valid
+index, an index other than the gold one; unlabelled (test) examples get the first label or
+choice, so the submission file stays valid. ``raw["extracted"]`` marks them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from clue_core.plugin import CLASSIFICATION, Example, Prediction
+from clue_models_llm.extract import (
+    cut_at_stop,
+    extract_choice,
+    extract_label,
+    extract_span,
+    extract_tool_calls,
+    split_thinking,
+)
+from clue_models_llm.prompts import Question, Renderer
+
+#: ``ask(prompts) -> generation entries``: one turn of generation (cached) for open questions.
+Ask = Callable[[list[str]], list[dict[str, Any]]]
+
+
+def gold(example: Example) -> Any:
+    """The example's gold answer, ``None`` for an unlabelled (test) example."""
+    for name in ("label", "answers", "reference"):
+        if hasattr(example, name):
+            return getattr(example, name)
+    return None
+
+
+def scored(examples: Sequence[Example], questions: Sequence[Question], entries: Sequence[Mapping[str, Any]],
+           method: str) -> list[Prediction]:
+    """The best choice by ``method`` (sum, mean, ppl); ties go to the first choice."""
+    from clue_models_llm.scoring import ChoiceScores  # imports torch: only where something is scored
+
+    predictions = []
+    for example, question, entry in zip(examples, questions, entries):
+        scores = ChoiceScores.of(dict(entry)).scores(method)
+        best = max(range(len(scores)), key=lambda j: (scores[j], -j))
+        raw = {"prompt": question.prompt, "continuations": list(question.choices),
+               "logprobs": entry["logprobs"], "tokens": entry["tokens"], "score": method,
+               "scores": list(scores), "answer": question.choices[best]}
+        if method == "ppl":
+            raw.update(prefix_logprob=entry["prefix_logprob"], prefix_tokens=entry["prefix_tokens"])
+        if entry.get("truncated"):
+            raw["truncated"] = entry["truncated"]
+        if entry.get("usage"):
+            raw["usage"] = [entry["usage"]]
+        predictions.append(Prediction(example.id, question.values[best], tuple(scores), raw))
+    return predictions
+
+
+def answer_text(generation: Mapping[str, Any], stops: Sequence[str]) -> tuple[str | None, str]:
+    """``(thinking, answer)``: the think block apart, the answer cut at the first stop string."""
+    thinking, answer = split_thinking(generation["text"])
+    return thinking, cut_at_stop(answer, stops)
+
+
+def generated_raw(prompt: str, generation: Mapping[str, Any]) -> dict[str, Any]:
+    """What a generated prediction records of its prompt and generation."""
+    raw = {"prompt": prompt, "generation": generation["text"], "finish": generation["finish"],
+           "generated_tokens": generation["tokens"]}
+    for name in ("thinking_tokens", "truncated", "reasoning"):
+        if generation.get(name):
+            raw[name] = generation[name]
+    if generation.get("usage"):
+        raw["usage"] = [generation["usage"]]
+    return raw
+
+
+def chosen(kind: str, examples: Sequence[Example], questions: Sequence[Question],
+           generations: Sequence[Mapping[str, Any]], stops: Sequence[str]) -> list[Prediction]:
+    """Classification or multiple choice answered by generation: the label or option the text names."""
+    predictions = []
+    for example, question, generation in zip(examples, questions, generations):
+        _, answer = answer_text(generation, stops)
+        if kind == CLASSIFICATION:
+            index = extract_label(answer, question.choices)
+        else:
+            index = extract_choice(answer, question.choices, question.letters)
+        raw = generated_raw(question.prompt, generation)
+        raw["extracted"] = index is not None
+        if index is not None:
+            raw["answer"] = question.choices[index]
+            value: Any = question.values[index]
+        else:
+            raw["answer"] = None
+            value = unextracted(kind, example, question)
+            raw["placeholder"] = value
+        predictions.append(Prediction(example.id, value, None, raw))
+    return predictions
+
+
+def unextracted(kind: str, example: Example, question: Question) -> Any:
+    """No answer (None, scored as wrong) where the example has gold; where it has none (a test
+    file), the first choice, so the submission file stays valid — flagged in ``raw``."""
+    if gold(example) is not None:
+        return None
+    return question.values[0] if kind == CLASSIFICATION else 0
+
+
+def spans(examples: Sequence[Example], questions: Sequence[Question], generations: Sequence[Mapping[str, Any]],
+          stops: Sequence[str], convert: Callable[[str], str] | None) -> list[Prediction]:
+    """Span questions: the answer's text (converted to Traditional characters where asked)."""
+    predictions = []
+    for example, question, generation in zip(examples, questions, generations):
+        _, answer = answer_text(generation, stops)
+        text = extract_span(answer)
+        raw = generated_raw(question.prompt, generation)
+        raw["extracted"] = text is not None
+        raw["answer"] = text
+        value = text or ""
+        if text is not None and convert is not None:
+            value = convert(text)
+            raw["traditional"] = value
+        predictions.append(Prediction(example.id, value, None, raw))
+    return predictions
+
+
+def open_questions(examples: Sequence[Example], renderer: Renderer, ask: Ask,
+                   stops: Sequence[str]) -> list[Prediction]:
+    """Open questions turn by turn: each turn's prompt holds the earlier turns and the model's answers."""
+    answers: list[list[str]] = [[] for _ in examples]
+    raws: list[dict[str, list[Any]]] = [{"prompts": [], "generations": [], "answers": answers[i]}
+                                        for i in range(len(examples))]
+    for turn in range(max(len(e.turns) for e in examples)):  # type: ignore[union-attr]
+        active = [i for i, e in enumerate(examples) if len(e.turns) > turn]  # type: ignore[union-attr]
+        asked = [renderer.turn_prompt(examples[i], answers[i]) for i in active]
+        for i, prompt, generation in zip(active, asked, ask(asked)):
+            _, answer = answer_text(generation, stops)
+            answers[i].append(answer.strip())
+            raw = raws[i]
+            raw["prompts"].append(prompt)
+            raw["generations"].append(generation["text"])
+            if getattr(examples[i], "tools", ()):
+                calls = generation.get("tool_calls") or extract_tool_calls(answer)
+                raw.setdefault("tool_calls", []).append(calls)
+            for name in ("reasoning", "usage"):
+                if generation.get(name):
+                    raw.setdefault(name, []).append(generation[name])
+    return [Prediction(example.id, said[-1] if said else "", None, {**raw, "extracted": bool(said)})
+            for example, said, raw in zip(examples, answers, raws)]

@@ -1,0 +1,94 @@
+"""Requests answered from the result cache first, the rest by the backend, each answer committed as it arrives.
+
+Every request is keyed (by the learner: the model's identity, the settings that change
+answers, the request itself); identical requests in one call are asked once. What the
+backend reports through ``done`` goes to the cache in one transaction per report, so a
+killed run keeps every finished batch and its rerun asks only for the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from clue_models_llm.backend import Backend, GenerateOptions, ScoreRequest
+from clue_models_llm.cache import ResultCache
+from clue_models_llm.entries import generation_ok, likelihood_ok
+
+#: ``key(request) -> cache key`` (the learner's: it knows the identity and the settings).
+Keyer = Callable[[Mapping[str, Any]], str]
+
+
+class Asker:
+    """One task's way to its backend: ``likelihoods`` and ``generations``, cached."""
+
+    def __init__(self, backend: Backend, cache: ResultCache, key: Keyer, echo: Callable[[str], None],
+                 name: str) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.key = key
+        self.echo = echo
+        self.name = name
+
+    def likelihoods(self, requests: Sequence[ScoreRequest], ppl: bool) -> list[dict[str, Any]]:
+        """The likelihood entry of every request (see :mod:`clue_models_llm.backend`), in order."""
+        keys = [self.key({"kind": "loglikelihood", "prompt": r.prompt, "choices": list(r.choices), "ppl": ppl})
+                for r in requests]
+        sizes = dict(zip(keys, (len(r.choices) for r in requests)))
+        results = self.cache.get_many(keys, lambda key, entry: likelihood_ok(entry, sizes[key], ppl))
+        missing = first_missing(keys, results)
+        self.echo(f"{self.name}: scoring {plural(len(requests), 'example')} by likelihood "
+                  f"({len(requests) - len(missing)} cached)")
+        if missing:
+            self.backend.score_choices([requests[i] for i in missing], ppl=ppl,
+                                       done=self._storer(results, [keys[i] for i in missing]))
+        return self._all(keys, results, "score_choices")
+
+    def generations(self, prompts: Sequence[str], options: GenerateOptions) -> list[dict[str, Any]]:
+        """What the model writes after each prompt (generation entries), in order.
+
+        Greedy answers do not depend on the seed, so they are keyed without it (a rerun with
+        another seed reuses them); sampled ones are keyed by it.
+        """
+        seed = options.seed if options.temperature > 0 else None
+        keys = [self.key({"kind": "generate", "prompt": prompt, "seed": seed}) for prompt in prompts]
+        results = self.cache.get_many(keys, lambda key, entry: generation_ok(entry))
+        missing = first_missing(keys, results)
+        self.echo(f"{self.name}: generating {plural(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
+        if missing:
+            self.backend.generate([prompts[i] for i in missing], options,
+                                  done=self._storer(results, [keys[i] for i in missing]))
+        return self._all(keys, results, "generate")
+
+    def _all(self, keys: Sequence[str], results: Mapping[str, Any], method: str) -> list[dict[str, Any]]:
+        """Every request's entry; a backend that left some unanswered is its bug, said as such."""
+        unanswered = sum(1 for key in dict.fromkeys(keys) if key not in results)
+        if unanswered:
+            raise RuntimeError(f"{type(self.backend).__name__}.{method} reported no answer for {unanswered} of "
+                               f"{len(set(keys))} requests")
+        return [results[key] for key in keys]
+
+    def _storer(self, results: dict[str, Any], keys: Sequence[str]) -> Callable[[Mapping[int, dict[str, Any]]], None]:
+        """``done`` for a backend call over the requests of ``keys``: keep what arrived and commit it at once."""
+
+        def store(entries: Mapping[int, dict[str, Any]]) -> None:
+            keyed = {keys[index]: entry for index, entry in entries.items()}
+            results.update(keyed)
+            self.cache.put_many(keyed)
+
+        return store
+
+
+def first_missing(keys: Sequence[str], results: Mapping[str, Any]) -> list[int]:
+    """Indices of the requests to compute: not cached, and each distinct request once."""
+    seen: set[str] = set()
+    missing = []
+    for index, key in enumerate(keys):
+        if key not in results and key not in seen:
+            seen.add(key)
+            missing.append(index)
+    return missing
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -1,0 +1,10 @@
+"""The backends of :mod:`clue_models_llm.backend`, one module each (registered in ``BACKENDS`` there).
+
+* :mod:`clue_models_llm.backends.transformers`: a causal LM loaded in this process with
+  transformers (``llm:<hub id or folder>``, the catalogue, and ``llm-tiny`` built on the spot);
+* :mod:`clue_models_llm.backends.openai`: a model behind an OpenAI-compatible server
+  (``openai:<served name>``).
+
+The modules are named after what they drive; every import in them is absolute, so
+``import transformers`` inside ``backends/transformers.py`` is the real package.
+"""

@@ -1,0 +1,182 @@
+"""The in-process backend: a causal LM and its tokenizer loaded with transformers.
+
+``argument`` is a hub id or a folder in the ``save_pretrained`` layout (``llm:<argument>``
+and the catalogue); ``None`` builds ``llm-tiny`` from the task's texts at load time. A model
+loaded for one task is kept for the next task of the same run (same source, revision,
+dtype and device). Likelihood runs through :class:`~clue_models_llm.scoring.LikelihoodScorer`
+(each prompt encoded once for all its choices, batches shrunk so that the logits of one
+pass stay under a fixed budget whatever the vocabulary), generation through
+:class:`~clue_models_llm.generation.Generator` (greedy unless ``temperature`` > 0, a
+separate token budget for thinking).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from clue_core.plugin import ClueError, RunContext
+from clue_models_llm.backend import Backend, Done, GenerateOptions, Memo, Prompting, ScoreRequest
+from clue_models_llm.extract import THINK_OPEN
+from clue_models_llm.prompts import Message, sha256
+from clue_models_llm.settings import Settings
+
+#: Process-wide: the last model loaded, reused by the next task of the same run.
+_LOADED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any]]] = {}
+#: Tokens generation may add past its budgets (a closed think block, a stop string's last pieces).
+GENERATION_SLACK = 8
+
+
+class TransformersBackend(Backend):
+    """A local causal LM (``source``: hub id or folder; ``None`` builds llm-tiny at load)."""
+
+    def __init__(self, source: str | None, values: Mapping[str, Any], name: str) -> None:
+        self.source = source
+        self.values = dict(values)
+        self.settings = Settings.of(self.values)
+        self.name = name
+        if source is not None:
+            from clue_models_llm.loading import check_source
+
+            check_source(source)
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self._identity: dict[str, Any] = {}
+        self.device_text = ""
+        self.dtype_text = ""
+        self.bos: int | None = None
+        self.eos_ids: list[int] = []
+        self.pad_id = 0
+        self.max_positions: int | None = None
+
+    # -- setting up -----------------------------------------------------------------------
+
+    def load(self, context: RunContext, texts: Callable[[], Sequence[str]]) -> None:
+        from clue_models_llm import loading
+
+        settings = self.settings
+        if settings.device_map and context.world_size > 1:
+            raise ClueError("setting 'device_map' spreads one model over the GPUs of one process; run it without "
+                            "torchrun/accelerate launch (or leave device_map empty for data parallelism)")
+        loading.quiet_transformers()
+        device = loading.pick_device(settings.device_map, context.rank)
+        dtype = loading.pick_dtype(settings.dtype, device)
+        if self.source is None:
+            from clue_models_llm.tiny import build_model
+
+            model, tokenizer = build_model(texts(), self.values, context.seed)
+            model.to(device=device, dtype=dtype)
+            identity = {"source": "llm-tiny", "sha256": loading.weights_digest(model, tokenizer)}
+        else:
+            key = (self.source, loading.fingerprint(self.source), settings.revision, settings.trust_remote_code,
+                   str(dtype), str(device), settings.device_map)
+            if key in _LOADED:
+                model, tokenizer, identity = _LOADED[key]
+            else:
+                _LOADED.clear()
+                tokenizer = loading.load_tokenizer(self.source, settings.revision, settings.trust_remote_code)
+                model = loading.load_model(self.source, revision=settings.revision,
+                                           trust_remote_code=settings.trust_remote_code, dtype=dtype, device=device,
+                                           device_map=settings.device_map)
+                identity = loading.identity(self.source, model, settings.revision)
+                _LOADED[key] = (model, tokenizer, identity)
+        self.model, self.tokenizer = model, tokenizer
+        self._identity = {**identity, "dtype": str(dtype).replace("torch.", "")}
+        self.dtype_text = self._identity["dtype"]
+        self.device_text = settings.device_map or str(device)
+        self._special_tokens()
+
+    def _special_tokens(self) -> None:
+        """BOS (only where the tokenizer itself adds it), every EOS id, the padding id and the context length."""
+        model, tokenizer = self.model, self.tokenizer
+        bos = tokenizer.bos_token_id
+        probe = tokenizer("一", add_special_tokens=True).input_ids
+        self.bos = bos if bos is not None and probe[:1] == [bos] else None
+        eos: list[int] = []
+        for candidate in (tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
+            for token in candidate if isinstance(candidate, (list, tuple)) else [candidate]:
+                if isinstance(token, int) and token not in eos:
+                    eos.append(token)
+        self.eos_ids = eos
+        pad = tokenizer.pad_token_id
+        self.pad_id = pad if pad is not None else (eos[0] if eos else 0)
+        limit = getattr(model.config, "max_position_embeddings", None)
+        self.max_positions = int(limit) if isinstance(limit, int) and limit > 0 else None
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self._identity)
+
+    def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
+        return True, "scored in process"
+
+    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
+        """The tokenizer's chat template (its ``enable_thinking`` switch set where it has one)."""
+        template = getattr(self.tokenizer, "chat_template", None)
+        template_text = json.dumps(template, sort_keys=True) if isinstance(template, dict) else template
+        switch = bool(template_text and "enable_thinking" in template_text)
+        render = None
+        if chat:
+            if not template_text:
+                raise ClueError(f"model {self.name} has no chat template; leave chat off (--set chat=false)")
+            extra = {"enable_thinking": thinking} if switch else {}
+            tokenizer = self.tokenizer
+
+            def render(messages: Sequence[Message], tools: Sequence[Any] | None = None) -> str:
+                more = {**extra, "tools": list(tools)} if tools else extra
+                return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True,
+                                                     **more)
+
+        info = {"chat": chat, "chat_template_sha256": sha256(template_text) if template_text else None,
+                "thinking": self.settings.thinking, "thinking_switch": switch, "bos": self.bos is not None}
+        return Prompting(chat=render, prefix_in_chat=not thinking, info=info)
+
+    # -- computing ------------------------------------------------------------------------
+
+    def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
+        """Scored batch by batch, each batch reported as it is done."""
+        from clue_models_llm.scoring import LikelihoodScorer, encode_requests
+
+        encoded = encode_requests(self.tokenizer, [(r.prompt, r.choices) for r in requests], bos=self.bos,
+                                  fallback=self.eos_ids[0] if self.eos_ids else self.pad_id,
+                                  max_positions=self.max_positions)
+        scorer = LikelihoodScorer(self.model, self.settings.eval_batch_size, self.pad_id, prefix_stats=ppl)
+
+        def report(batch: list[int], scored: list[Any]) -> None:
+            done({j: {**s.as_dict(), "truncated": encoded[j].truncated} for j, s in zip(batch, scored)})
+
+        scorer.score(encoded, done=report)
+
+    def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
+        """Generated batch by batch; a prompt too long for the context loses its oldest tokens (counted)."""
+        from clue_models_llm.generation import Generator
+
+        budget = options.max_new_tokens + options.thinking_tokens + GENERATION_SLACK
+        encoded, truncated = [], []
+        for ids in self._encode(prompts):
+            if self.bos is not None and ids[:1] != [self.bos]:
+                ids = [self.bos, *ids]
+            cut = 0
+            if self.max_positions and len(ids) + budget > self.max_positions:
+                cut = min(len(ids) - 1, len(ids) + budget - self.max_positions)
+                ids = ids[:1] + ids[1 + cut:] if self.bos is not None else ids[cut:]
+            encoded.append(ids)
+            truncated.append(cut)
+        generator = Generator(self.model, self.tokenizer, batch_size=self.settings.eval_batch_size,
+                              max_new_tokens=options.max_new_tokens, thinking_tokens=options.thinking_tokens,
+                              stops=options.stops, temperature=options.temperature, eos_ids=self.eos_ids,
+                              pad_id=self.pad_id, seed=options.seed)
+        thinking = [prompt.rstrip().endswith(THINK_OPEN) for prompt in prompts]
+
+        def report(batch: list[int], generated: list[Any]) -> None:
+            done({j: {**g.as_dict(), "truncated": truncated[j]} for j, g in zip(batch, generated)})
+
+        generator.generate(encoded, thinking, done=report)
+
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return {"device": self.device_text, "dtype": self.dtype_text, "eos_token_ids": self.eos_ids}
