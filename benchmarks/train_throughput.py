@@ -33,7 +33,7 @@ for a fixed number of steps (``--bf16-steps``, default 30), fp32 and bf16 runs a
 (``--bf16-repeats`` of each, default 3, the order flipping every repeat). It prints the median
 training throughput of each precision and their ratio against the goal (>= 2), and the
 training loss of both (the mean over the last 10 steps) against a stated tolerance,
-``|loss_bf16 - loss_fp32| <= 0.02 * loss_fp32`` (why 2%: see ``BF16_LOSS_TOLERANCE``). Only
+``|loss_bf16 - loss_fp32| <= 0.02 * loss_fp32`` (why 2%: see ``BF16_LOSS_TOLERANCE`` in throughput_bf16.py). Only
 CPUs that compute bf16 natively (AVX512-BF16 or AMX) and bf16-capable GPUs measure it;
 elsewhere the goal prints ``n/a`` with the reason, since torch then emulates bf16 matmuls at
 a few per cent of the fp32 rate. ``--bf16-force`` runs it there anyway (the losses are
@@ -57,51 +57,29 @@ nothing here asserts a timing. ``benchmarks/bf16_profile.py`` profiles both prec
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import random
-import statistics
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from clue_core.plugin import ClassificationExample, Prediction, RunContext, TaskSpec
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ (already there when run as a script)
+from throughput_arms import Bench
+from throughput_bf16 import BF16_GOAL, DRY_BATCH, DRY_STEPS, compare_bf16
+from throughput_measure import FlopModel, Timed, Trained, contended, matmul_rate, native_bf16, percent, wait_for_quiet
+from throughput_setup import (
+    BATCH_SIZE,
+    DISTRIBUTIONS,
+    EVAL_BATCH_SIZE,
+    LEARNING_RATE,
+    SIZES,
+    quiet_libraries,
+)
 
 GOAL_C_OVER_A = 3.0  # on the TNEWS-like data
 GOAL_C_OVER_B = 1.0  # on every distribution
 GOAL_REAL_SHARE = 0.9
-GOAL_BF16_SPEEDUP = 2.0
-#: |loss_bf16 - loss_fp32| <= this share of loss_fp32 (mean training loss of the last BF16_LOSS_WINDOW steps).
-#: Both precisions train the same batches from the same weights, so their losses differ only by
-#: bf16 rounding: at the small size the per-step gap stayed under 0.01% for 30 steps
-#: (``--bf16-only --bf16-force --bf16-size small --bf16-repeats 1``; emulated bf16 rounds as native
-#: bf16 does). 2% is far above that, and below the 0.08 (3%) the fp32 loss falls over the base-size
-#: run's 30 steps (docs/performance.md, bf16), so a bf16 run that stopped learning would fail.
-BF16_LOSS_TOLERANCE = 0.02
-BF16_LOSS_WINDOW = 10
-#: the usual learning-rate scale for BERT-base (the small model's 1e-3 is not used at that size)
-BF16_LEARNING_RATE = 1e-4
-#: --bf16-dry: steps and examples per step of the code-path check on CPUs without native bf16
-DRY_STEPS, DRY_BATCH = 2, 4
-
-MAX_LENGTH = 128
-BATCH_SIZE = 32
-EVAL_BATCH_SIZE = 64
-LEARNING_RATE = 1e-3
-SEED = 13
-
-SIZES: dict[str, dict[str, int]] = {
-    "small": {"tiny_hidden_size": 128, "tiny_num_layers": 4, "tiny_num_heads": 4, "tiny_intermediate_size": 512},
-    "base": {"tiny_hidden_size": 768, "tiny_num_layers": 12, "tiny_num_heads": 12, "tiny_intermediate_size": 3072},
-}
 
 ARMS = ("a", "b", "c")
 ARM_NAMES = {
@@ -109,392 +87,6 @@ ARM_NAMES = {
     "b": "Trainer, dynamic padding + group_by_length",
     "c": "clue-core HFLearner",
 }
-
-
-# ---- synthetic CLUE-like data ------------------------------------------------------------------
-
-ALPHABET = [chr(0x4E00 + i) for i in range(3000)]
-#: Zipf-like character frequencies, as in real Chinese text
-WEIGHTS = [1.0 / (rank + 1) for rank in range(len(ALPHABET))]
-#: one marker character per label, outside the background alphabet: the learnable signal
-MARKERS = [chr(0x6000 + i) for i in range(64)]
-
-
-@dataclass(frozen=True)
-class Distribution:
-    name: str
-    description: str
-    lengths: tuple[int, int]
-    pair: bool
-    labels: int
-
-
-DISTRIBUTIONS = (
-    Distribution("tnews", "TNEWS-like titles, 10-40 chars", (10, 40), False, 15),
-    Distribution("afqmc", "AFQMC-like pairs, 10-30 chars each", (10, 30), True, 2),
-    Distribution("iflytek", "IFLYTEK-like texts, 100-500 chars", (100, 500), False, 20),
-)
-
-
-def make_examples(dist: Distribution, count: int, seed: int) -> list[ClassificationExample]:
-    """Random texts of the distribution's lengths; the label's marker sits in the first 60 characters."""
-    rng = random.Random(seed)
-
-    def text(low: int, high: int, marker: str | None) -> str:
-        chars = rng.choices(ALPHABET, WEIGHTS, k=rng.randint(low, high))
-        if marker is not None:
-            chars[rng.randrange(min(60, len(chars)))] = marker
-        return "".join(chars)
-
-    examples = []
-    for i in range(count):
-        label = rng.randrange(dist.labels)
-        first = text(*dist.lengths, MARKERS[label])
-        second = text(*dist.lengths, MARKERS[label] if label else None) if dist.pair else None
-        examples.append(ClassificationExample(i, first, second, str(label)))
-    return examples
-
-
-# ---- the clue-core learner, as a run builds it ----------------------------------------------------
-
-
-def hf_tiny_learner(task: TaskSpec, values: Mapping[str, Any]) -> Any:
-    """``hf-tiny`` for ``task`` with ``values`` given as a user would (``--set``).
-
-    The model spec comes from the plugin's hook and the kernel merges its declared defaults,
-    the task's and the model's recommendations and ``values``, converting and checking every
-    one, as ``clue-core run`` does; the factory then gets exactly the declared settings.
-    """
-    from clue_core.settings import Layer, merge_declarations, plugin_layers, resolve
-    from clue_core.specs import resolve as resolve_ref
-    from clue_models_hf.hooks import TINY_NAME, clue_models
-
-    spec = next(m for m in clue_models() if m.name == TINY_NAME)
-    declared = merge_declarations(spec.settings, f"model {spec.name}")
-    layers = [*plugin_layers(task, spec, spec.name), Layer("benchmark", dict(values), user=True)]
-    settings = resolve(declared, layers)
-    return resolve_ref(spec.factory)(None, task, settings.only(spec.settings))
-
-
-@contextmanager
-def training_probe(losses: list[torch.Tensor], step_ends: list[float]) -> Iterator[None]:
-    """Record every training loss (detached: no synchronisation) and when every optimizer step ended.
-
-    Instrumented, not replaced: the loop's own forward (``clue_models_hf.training.forward``)
-    runs and its loss is kept; ``Trainer.after_step`` is the loop's hook after each step.
-    """
-    from clue_models_hf import training
-
-    forward, after_step = training.forward, training.Trainer.after_step
-
-    def recording(model: Any, batch: dict[str, torch.Tensor], kind: str, with_loss: bool) -> Any:
-        loss, outputs = forward(model, batch, kind, with_loss)
-        if with_loss and loss is not None:
-            losses.append(loss.detach())
-        return loss, outputs
-
-    def stamp(self: Any, step: int) -> None:
-        step_ends.append(time.perf_counter())
-        after_step(self, step)
-
-    training.forward, training.Trainer.after_step = recording, stamp  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        training.forward, training.Trainer.after_step = forward, after_step  # type: ignore[method-assign]
-
-
-def quiet(line: str) -> None:
-    """The run context's echo: the learner's log lines are not part of the report."""
-
-
-# ---- measurement helpers --------------------------------------------------------------------------
-
-
-@dataclass
-class Shapes:
-    """(rows, width, real tokens) of every batch a collator produced."""
-
-    batches: list[tuple[int, int, int]] = field(default_factory=list)
-
-    def add(self, mask: torch.Tensor) -> None:
-        self.batches.append((int(mask.shape[0]), int(mask.shape[1]), int(mask.sum())))
-
-    @property
-    def real_share(self) -> float:
-        total = sum(rows * width for rows, width, _ in self.batches)
-        return sum(real for *_, real in self.batches) / max(1, total)
-
-    @property
-    def examples(self) -> int:
-        return sum(rows for rows, _, _ in self.batches)
-
-
-def counting(collate: Callable[[Any], dict[str, Any]], shapes: Shapes) -> Callable[[Any], dict[str, Any]]:
-    """The same collator, recording the shape and real tokens of each batch it returns."""
-
-    def wrapped(items: Any) -> dict[str, Any]:
-        batch = collate(items)
-        shapes.add(torch.as_tensor(batch["attention_mask"]))
-        return batch
-
-    return wrapped
-
-
-class OtherLoad:
-    """How much of the machine other processes used while a run was timed (0 = a quiet run).
-
-    On two cores one busy neighbour takes half the machine, and two-thread kernels that
-    wait for each other slow down far more than that; runs report this figure so a
-    contended one can be recognised (and best-of-N usually skips it).
-    """
-
-    def __init__(self) -> None:
-        self.start = self._sample()
-
-    @staticmethod
-    def _sample() -> tuple[float, float, float] | None:
-        try:
-            fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        except (OSError, ValueError):
-            return None
-        ticks = os.sysconf("SC_CLK_TCK")
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
-        own = sum(os.times()[:2])
-        return sum(fields) / ticks, idle / ticks, own
-
-    def share(self) -> float | None:
-        end = self._sample()
-        if self.start is None or end is None:
-            return None
-        total, idle, own = (b - a for a, b in zip(self.start, end))
-        return max(0.0, (total - idle - own) / total) if total > 0 else None
-
-
-def contended(timed: Any) -> bool:
-    """Other processes took more than a tenth of the machine during the pass."""
-    return timed.others is not None and timed.others > 0.1
-
-
-def wait_for_quiet(limit: float) -> None:
-    """Wait (at most ``limit`` seconds) for half a second in which others use under a tenth of the CPUs."""
-    deadline = time.perf_counter() + limit
-    while time.perf_counter() < deadline:
-        probe = OtherLoad()
-        time.sleep(0.5)
-        share = probe.share()
-        if share is None or share < 0.1:
-            return
-
-
-def matmul_rate(dtype: torch.dtype, n: int, seconds: float) -> float:
-    """FLOP/s of an n×n matmul in ``dtype`` (at least one timed call, else ``seconds`` worth)."""
-    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-    a @ b
-    calls, started = 0, time.perf_counter()
-    while True:
-        a @ b
-        calls += 1
-        elapsed = time.perf_counter() - started
-        if elapsed >= seconds:
-            return 2 * n**3 * calls / elapsed
-
-
-def native_bf16() -> bool:
-    from clue_models_hf.runtime import native_cpu_bf16
-
-    return (torch.cuda.is_available() and torch.cuda.is_bf16_supported()) or native_cpu_bf16()
-
-
-class FlopModel:
-    """Training FLOPs of one batch shape, from ``FlopCounterMode`` on the real model.
-
-    A BERT step costs ``rows × (p + q·width + r·width²)`` FLOPs (linear layers per token,
-    attention per token pair, a per-row head); three measured widths give p, q and r.
-    """
-
-    def __init__(self, build: Callable[[], Any], vocab: int) -> None:
-        from torch.utils.flop_counter import FlopCounterMode
-
-        model = build()
-        model.train()
-        widths, totals = (16, 64, 128), []
-        for width in widths:
-            ids = torch.randint(5, vocab, (2, width))
-            counter = FlopCounterMode(display=False)
-            with counter:
-                out = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=torch.zeros(2, dtype=torch.long))
-                out.loss.backward()
-            totals.append(counter.get_total_flops() / 2)
-        matrix = torch.tensor([[1.0, w, w * w] for w in widths], dtype=torch.float64)
-        self.coefficients = torch.linalg.solve(matrix, torch.tensor(totals, dtype=torch.float64)).tolist()
-
-    def step(self, rows: int, width: int) -> float:
-        p, q, r = self.coefficients
-        return rows * (p + q * width + r * width * width)
-
-    def total(self, shapes: Shapes) -> float:
-        return sum(self.step(rows, width) for rows, width, _ in shapes.batches)
-
-
-# ---- the three arms --------------------------------------------------------------------------------
-
-
-@dataclass
-class Timed:
-    """One timed training or prediction pass of one arm."""
-
-    seconds: float
-    examples: int
-    shapes: Shapes
-    #: share of the machine other processes used meanwhile (None where unknown)
-    others: float | None = None
-    accuracy: float | None = None
-    #: clue-core only: the training loss of every step and when every step ended (perf_counter)
-    losses: list[float] = field(default_factory=list)
-    step_ends: list[float] = field(default_factory=list)
-
-    @property
-    def rate(self) -> float:
-        return self.examples / self.seconds
-
-
-@dataclass
-class Trained:
-    """A trained arm: its training pass and how to predict the dev set with it."""
-
-    train: Timed
-    predict: Callable[[], Timed]
-
-
-def timed_prediction(predict: Callable[[], Sequence[Prediction]], shapes: Shapes, score: Callable[..., float]
-                     ) -> Timed:
-    shapes.batches.clear()
-    load = OtherLoad()
-    started = time.perf_counter()
-    predictions = predict()
-    seconds = time.perf_counter() - started
-    return Timed(seconds, len(predictions), Shapes(list(shapes.batches)), load.share(), score(predictions))
-
-
-class Bench:
-    """One distribution's data, tokenizer and model factory, shared by the three arms."""
-
-    def __init__(self, dist: Distribution, size: dict[str, int], steps: int, dev_size: int, *,
-                 batch_size: int = BATCH_SIZE, learning_rate: float = LEARNING_RATE) -> None:
-        from clue_models_hf import tiny
-        from clue_models_hf.learner import texts_of
-
-        self.dist = dist
-        self.steps = steps
-        self.train = make_examples(dist, steps * batch_size, SEED)
-        self.dev = make_examples(dist, dev_size, SEED + 1)
-        self.labels = tuple(str(i) for i in range(dist.labels))
-        # the very vocabulary the learner builds from its training texts
-        self.tokenizer = tiny.build_tokenizer(texts_of(self.train))
-        # hf-tiny's settings, every one the Trainer arms share given explicitly (the model's own
-        # recommendations, e.g. its learning rate, must not apply); the seed is run control
-        self.config: dict[str, Any] = {
-            **size, "learning_rate": learning_rate, "learning_rate_scale": 1.0, "batch_size": batch_size,
-            "eval_batch_size": EVAL_BATCH_SIZE, "gradient_accumulation_steps": 1, "max_length": MAX_LENGTH,
-            "warmup_ratio": 0.1, "weight_decay": 0.01, "max_grad_norm": 1.0, "max_steps": steps, "progress": False,
-            "mixed_precision": "no",
-        }
-        self.task = TaskSpec(f"bench-{dist.name}", "classification", dist.description, "unused:reader",
-                             labels=self.labels)
-
-    def build_model(self) -> Any:
-        """The model every arm starts from: hf-tiny's config, seeded as the learner seeds it."""
-        from accelerate.utils import set_seed
-        from transformers import AutoModelForSequenceClassification
-
-        from clue_models_hf import tiny
-
-        set_seed(SEED)
-        config = tiny.tiny_config(len(self.tokenizer), self.config, MAX_LENGTH, num_labels=len(self.labels),
-                                  id2label=dict(enumerate(self.labels)),
-                                  label2id={label: i for i, label in enumerate(self.labels)},
-                                  problem_type="single_label_classification")
-        return AutoModelForSequenceClassification.from_config(config)
-
-    def accuracy(self, predictions: Sequence[Prediction]) -> float:
-        return 100.0 * sum(p.value == e.label for p, e in zip(predictions, self.dev)) / len(self.dev)
-
-    # ---- a and b -----------------------------------------------------------------------------------
-    def _encode(self, examples: Sequence[ClassificationExample], pad_to_max: bool, labels: bool) -> list[dict]:
-        texts = [e.text for e in examples]
-        pairs = [e.text_pair for e in examples] if self.dist.pair else None
-        padding = {"padding": "max_length"} if pad_to_max else {}
-        encoded = self.tokenizer(texts, pairs, truncation=True, max_length=MAX_LENGTH, **padding)
-        rows = [{key: encoded[key][i] for key in encoded} for i in range(len(examples))]
-        if labels:
-            for row, example in zip(rows, examples):
-                row["labels"] = self.labels.index(example.label)
-        return rows
-
-    def train_trainer(self, arm: str, output: Path) -> Trained:
-        from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, default_data_collator
-        from transformers.trainer_callback import PrinterCallback
-
-        grouped = arm == "b"
-        arguments: dict[str, Any] = {
-            "output_dir": str(output), "per_device_train_batch_size": BATCH_SIZE,
-            "per_device_eval_batch_size": EVAL_BATCH_SIZE, "learning_rate": LEARNING_RATE,
-            "max_steps": self.steps, "warmup_steps": 0.1, "weight_decay": 0.01, "max_grad_norm": 1.0,
-            "save_strategy": "no", "eval_strategy": "no", "logging_strategy": "no", "report_to": "none",
-            "disable_tqdm": True, "seed": SEED, "use_cpu": not torch.cuda.is_available(),
-        }
-        if grouped:
-            arguments["train_sampling_strategy"] = "group_by_length"
-        shapes = Shapes()
-        collate = DataCollatorWithPadding(self.tokenizer) if grouped else default_data_collator
-        trainer = Trainer(model=self.build_model(), args=TrainingArguments(**arguments),
-                          train_dataset=self._encode(self.train, not grouped, labels=True),
-                          data_collator=counting(collate, shapes), processing_class=self.tokenizer)
-        trainer.remove_callback(PrinterCallback)  # it prints the metrics dict; the timing stays the same
-        load = OtherLoad()
-        started = time.perf_counter()
-        trainer.train()
-        seconds, others = time.perf_counter() - started, load.share()
-        assert trainer.state.global_step == self.steps, trainer.state.global_step
-        shapes.batches[self.steps:] = []  # a batch a loader fetched ahead but never trained on
-        train = Timed(seconds, shapes.examples, Shapes(list(shapes.batches)), others)
-
-        def predict() -> list[Prediction]:
-            logits = trainer.predict(self._encode(self.dev, not grouped, labels=False)).predictions
-            return [Prediction(e.id, self.labels[int(i)]) for e, i in zip(self.dev, logits.argmax(-1))]
-
-        return Trained(train, lambda: timed_prediction(predict, shapes, self.accuracy))
-
-    # ---- c -----------------------------------------------------------------------------------------
-    def train_clue(self, output: Path, **overrides: Any) -> Trained:
-        config = {**self.config, **overrides}
-        learner = hf_tiny_learner(self.task, config)
-        shapes = Shapes()
-        make_collator = learner._collator  # instrumented, not replaced: the learner's own collator
-        learner._collator = lambda: counting(make_collator(), shapes)  # type: ignore[method-assign]
-        context = RunContext(task=self.task, seed=SEED, run_dir=output, echo=quiet)
-        losses: list[torch.Tensor] = []
-        step_ends: list[float] = []
-        load = OtherLoad()
-        with training_probe(losses, step_ends):
-            learner.fit(self.train, [], context)
-        others = load.share()
-        state = json.loads((context.training_dir / "trainer_state.json").read_text())
-        assert state["global_step"] == config["max_steps"], state["global_step"]
-        shapes.batches[config["max_steps"]:] = []  # a batch the loader fetched ahead but never trained on
-        assert state["train_examples"] == shapes.examples, (state["train_examples"], shapes.examples)
-        assert learner.tokenizer.get_vocab() == self.tokenizer.get_vocab(), "the learner built another vocabulary"
-        # the loop's own clock: the learner's set-up before it (vocabulary, model, encoding) is not counted,
-        # as the Trainer arms' set-up is not
-        train = Timed(state["train_runtime"], state["train_examples"], Shapes(list(shapes.batches)), others,
-                      losses=[float(loss) for loss in losses], step_ends=step_ends)
-        return Trained(train, lambda: timed_prediction(lambda: learner.predict(self.dev), shapes, self.accuracy))
-
-    def train_arm(self, arm: str, output: Path, **overrides: Any) -> Trained:
-        if arm == "c":
-            return self.train_clue(output, **overrides)
-        return self.train_trainer(arm, output)
 
 
 # ---- reporting ---------------------------------------------------------------------------------------
@@ -509,19 +101,6 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "unknown"
-
-
-def quiet_libraries() -> None:
-    warnings.filterwarnings("ignore")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-
-
-def percent(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
 
 
 def main() -> None:
@@ -693,95 +272,6 @@ def print_goals(title: str, rows: list[tuple[str, str, bool | None]]) -> None:
 def _best(runs: list[Timed]) -> Timed:
     """The fastest pass: other processes only ever slow a run down."""
     return max(runs, key=lambda r: r.rate)
-
-
-BF16_GOAL = f"c bf16 / fp32 training throughput >= {GOAL_BF16_SPEEDUP:g}"
-BF16_LOSS_GOAL = (f"c |loss bf16 - loss fp32| <= {BF16_LOSS_TOLERANCE:g} x loss fp32 "
-                  f"(mean of the last {BF16_LOSS_WINDOW} steps)")
-
-
-def compare_bf16(args: argparse.Namespace) -> list[tuple[str, str, bool | None]]:
-    """clue-core fp32 against bf16 at BERT-base size on the TNEWS-like data: speed and training loss.
-
-    Runs only where bf16 is native (AVX512-BF16/AMX, or a bf16 GPU); elsewhere autocast
-    emulates bf16 matmuls far below the fp32 rate and the goal is ``n/a``. ``--bf16-force``
-    runs it anyway (the losses mean what they mean, the speed does not); ``--bf16-dry`` runs
-    the same path with a few tiny steps: it shows the code works, nothing more.
-    """
-    native, dry = native_bf16(), args.bf16_dry
-    forced = (args.bf16_force or dry) and not native
-    shape = f"{args.bf16_size} shape"
-    if not native and not forced:
-        reason = ("no native bf16 on this CPU (neither AVX512-BF16 nor AMX; torch emulates bf16 matmuls): "
-                  "n/a, not run (--bf16-dry runs the code path)")
-        print(f"\nbf16 against fp32 (clue-core, {shape}): {reason}")
-        return [(BF16_GOAL, "n/a: no native bf16", None), (BF16_LOSS_GOAL, "not run", None)]
-    steps = DRY_STEPS if dry else args.bf16_steps
-    batch = DRY_BATCH if dry else BATCH_SIZE
-    repeats = 1 if dry else args.bf16_repeats
-    window = min(BF16_LOSS_WINDOW, steps)
-    dist = DISTRIBUTIONS[0]
-    bench = Bench(dist, SIZES[args.bf16_size], steps, 0, batch_size=batch, learning_rate=BF16_LEARNING_RATE)
-    label = "DRY RUN, the figures measure nothing: " if dry else ""
-    emulated = ", bf16 EMULATED: its speed is not representative" if forced else ""
-    print(f"\nbf16 against fp32 ({label}clue-core, hf-tiny at {shape} {SIZES[args.bf16_size]}, "
-          f"{dist.description}; {steps} steps of {batch} examples, lr {BF16_LEARNING_RATE:g}, "
-          f"{repeats} run{'s' if repeats > 1 else ''} of each precision, alternating{emulated})")
-    runs: dict[str, list[Timed]] = {"no": [], "bf16": []}
-    for repeat in range(repeats):
-        for precision in ("no", "bf16") if repeat % 2 == 0 else ("bf16", "no"):
-            wait_for_quiet(args.wait)
-            with tempfile.TemporaryDirectory(prefix="bench-bf16-") as folder:
-                run = bench.train_arm("c", Path(folder), mixed_precision=precision).train
-            assert len(run.losses) == steps, (len(run.losses), steps)
-            runs[precision].append(run)
-            print(f"  run {repeat + 1} {PRECISION[precision]}: {run.rate:7.2f} ex/s ({run.seconds:6.1f} s), "
-                  f"loss first {run.losses[0]:.4f} last-{window} mean {statistics.fmean(run.losses[-window:]):.4f} "
-                  f"(others {percent(run.others)})", flush=True)
-    rate = {p: statistics.median(r.rate for r in rs) for p, rs in runs.items()}
-    loss = {p: statistics.median(statistics.fmean(r.losses[-window:]) for r in rs) for p, rs in runs.items()}
-    speedup = rate["bf16"] / rate["no"]
-    difference, tolerance = abs(loss["bf16"] - loss["no"]), BF16_LOSS_TOLERANCE * loss["no"]
-    steady = {p: statistics.median(_steady_seconds(r) for r in rs) for p, rs in runs.items()}
-    print(f"  median: fp32 {rate['no']:.2f} ex/s, bf16 {rate['bf16']:.2f} ex/s, ratio {speedup:.2f}; "
-          f"without step 1 (warm-up) {steady['no'] / steady['bf16']:.2f}")
-    fp32, bf16 = runs["no"][0].losses, runs["bf16"][0].losses
-    gaps = [abs(b - a) / a for a, b in zip(fp32, bf16)]
-    print(f"  training loss, mean of the last {window} steps: fp32 {loss['no']:.4f}, bf16 {loss['bf16']:.4f}; "
-          f"difference {difference:.4f}, tolerance {tolerance:.4f}")
-    print(f"  same batches, same initial weights: largest per-step loss difference {max(gaps):.3%} (step "
-          f"{gaps.index(max(gaps)) + 1}); fp32 loss over the run: mean of the first {window} steps "
-          f"{statistics.fmean(fp32[:window]):.4f}, of the last {window} {statistics.fmean(fp32[-window:]):.4f}")
-    _first_widths(runs)
-    if forced or dry:
-        kind = "dry run" if dry else "forced"
-        return [(BF16_GOAL, f"{speedup:.2f} ({kind}{', emulated' if forced else ''})", None),
-                (BF16_LOSS_GOAL, f"{loss['no']:.3f} / {loss['bf16']:.3f} ({kind})", None)]
-    return [(BF16_GOAL, f"{speedup:.2f}", speedup >= GOAL_BF16_SPEEDUP),
-            (BF16_LOSS_GOAL, f"{loss['no']:.3f} / {loss['bf16']:.3f}", difference <= tolerance)]
-
-
-PRECISION = {"no": "fp32", "bf16": "bf16"}
-
-
-def _steady_seconds(run: Timed) -> float:
-    """Seconds of steps 2 to N (step 1 allocates the optimizer state and the first kernels)."""
-    return run.step_ends[-1] - run.step_ends[0]
-
-
-def _first_widths(runs: dict[str, list[Timed]]) -> None:
-    """Step time by whether the batch width was new in the run: kernels created per shape (oneDNN) show here."""
-    widths = [width for _, width, _ in runs["no"][0].shapes.batches]
-    new = [i for i in range(1, len(widths)) if widths[i] not in widths[:i]]
-    seen = [i for i in range(1, len(widths)) if widths[i] in widths[:i]]
-    parts = []
-    for precision, rs in runs.items():
-        times = {i: statistics.median(r.step_ends[i] - r.step_ends[i - 1] for r in rs) for i in range(1, len(widths))}
-        mean = {kind: f"{statistics.fmean(times[i] for i in steps) * 1000:.0f}" if steps else "-"
-                for kind, steps in (("new", new), ("seen", seen))}
-        parts.append(f"{PRECISION[precision]} {mean['new']} / {mean['seen']} ms")
-    print(f"  mean step time, steps 2-{len(widths)} whose batch width is new in the run ({len(new)}) / was seen "
-          f"before ({len(seen)}): " + "; ".join(parts))
 
 
 if __name__ == "__main__":
