@@ -8,10 +8,10 @@ settings a user can mistype under ``--set``; they travel here, typed, and the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import InitVar, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from clue_core.examples import Example, Prediction
@@ -62,12 +62,6 @@ class RunContext:
     limit: int | None = None
     cache_dir: Path | None = None
     load_model: Callable[[str, str], Learner] | None = None
-    # Not a field (no attribute is kept; reading it gives the class default, None): accepted and ignored
-    # only until runner.py stops passing ``settings=`` (issue 19); then delete this and __post_init__.
-    settings: InitVar[Mapping[str, Any] | None] = None
-
-    def __post_init__(self, settings: Mapping[str, Any] | None) -> None:
-        """Nothing to do: ``settings`` is the former field, no longer kept (see the class docstring)."""
 
     @property
     def training_dir(self) -> Path:

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from clue_core import scoring
 from clue_core.context import RunContext
 from clue_core.examples import ClassificationExample, Prediction
@@ -109,4 +111,6 @@ def test_the_run_context_has_no_settings_field():
     names = {f.name for f in dataclasses.fields(RunContext)}
     assert "settings" not in names
     context = RunContext(task=TASK)
-    assert getattr(context, "settings", None) is None
+    assert not hasattr(context, "settings")
+    with pytest.raises(TypeError):
+        RunContext(task=TASK, settings={"beam": 2})  # type: ignore[call-arg]
