@@ -231,7 +231,7 @@ def check_metric_settings(kernel: Kernel, plan: TaskPlan) -> None:
     for name in plan.task.metrics:
         metric = kernel.metric(name)
         if metric.check is not None:
-            resolve_ref(metric.check)(plan.settings.only(metric.settings))
+            resolve_ref(metric.check)(plan.settings.values_for(metric.settings))
 
 
 def check_inner_models(kernel: Kernel, plan: TaskPlan) -> None:
@@ -317,9 +317,7 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
     def load(name: str, namespace: str) -> Any:
         spec, argument = kernel.model(name)
         _require_kind(task, spec, namespace, name)
-        prefix = f"{namespace}."
-        values = {s.name: settings.values.get(prefix + s.name, s.default) for s in spec.settings}
-        return resolve_ref(spec.factory)(argument, task, values)
+        return resolve_ref(spec.factory)(argument, task, settings.values_for(spec.settings, namespace))
 
     return load
 

@@ -143,7 +143,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             _read_task_data(plan.task, request, plan)
             if plan.resume:
                 check_resume_matches(plan, request)
-            plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.only(model.settings))
+            plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.values_for(model.settings))
             check_learner(plan, trains=not (request.no_train and model.trains))
         results = []
         for plan in plans:
@@ -209,10 +209,10 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
-        decode = bind_decode(task, plan.settings.values)
+        decode = bind_decode(task, plan.settings)
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
                              world_size=world, primary_metric=task.primary_metric,
-                             score=dev_scorer(kernel, task, dev, decode, plan.settings.values), echo=echo,
+                             score=dev_scorer(kernel, task, dev, decode, plan.settings), echo=echo,
                              limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
                              load_model=model_loader(kernel, task, plan.settings))
         started = time.perf_counter()
@@ -225,7 +225,7 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
         dev_predictions = predict_checked(plan.learner, dev, task, decode)
-        detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings.values, context)
+        detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings, context)
         tests = {version: predict_checked(plan.learner, part.examples, task, decode)
                  for version, part in plan.tests.items()}
         files = writer.predictions(dev, dev_predictions, detailed, tests)

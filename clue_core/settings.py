@@ -157,9 +157,6 @@ class ResolvedSettings:
         prefix = f"{namespace}." if namespace else ""
         return {s.name: self.values.get(prefix + s.name, s.default) for s in declarations}
 
-    #: The former name of :meth:`values_for`, kept while callers outside this module move over.
-    only = values_for
-
     def flagged(self, flag: str) -> dict[str, Any]:
         """Values whose declaration sets ``schedule``, ``cache_key`` or ``report``."""
         shown = self.shown()

@@ -37,7 +37,7 @@ def resolved(kernel: Kernel, model: str, task: str, **overrides: str) -> dict:
     """The values a run would pass the factory, merged by the kernel as ``clue-core run`` does."""
     request = runner.RunRequest(tasks=[task], model=model, overrides=overrides)
     spec, _ = kernel.model(model)
-    return runner.resolve_settings(kernel, request, [kernel.task(task)], spec)[task].only(spec.settings)
+    return runner.resolve_settings(kernel, request, [kernel.task(task)], spec)[task].values_for(spec.settings)
 
 
 def test_hook_module_imports_nothing_heavy() -> None:
