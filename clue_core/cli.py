@@ -1,4 +1,5 @@
-"""The ``clue-core`` command line: list, info, check, download, run, evaluate, submit, report, compare.
+"""The ``clue-core`` command line: list, info, check, download, run, evaluate, submit, and the commands
+plugins add through the ``clue_commands`` hook (``report``, ``compare``).
 
 Only click and the kernel are imported at start-up; each command imports what it needs,
 so ``clue-core list`` and ``--help`` never load torch or transformers. Every
@@ -102,7 +103,8 @@ def echo_table(rows: list[list[str]]) -> None:
 @click.pass_context
 def cli(ctx: click.Context, strict: bool) -> None:
     """Fine-tune, evaluate and submit models on the CLUE benchmark."""
-    ctx.ensure_object(dict)["strict"] = strict
+    obj = ctx.ensure_object(dict)
+    obj["strict"] = strict or bool(obj.get("strict"))  # clue_core.api runs commands strict: errors raise
 
 
 # -- list / info -------------------------------------------------------------------------
@@ -126,53 +128,11 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
             status = p.status if p.status != "error" else f"error: {p.error}"
             table.append([p.name, p.distribution or "-", p.version or "-", status, provides])
         return echo_table(table)
-    registry = getattr(kernel, what)
-    owner = {name: kernel.owner.get((what, name), "?") for name in registry}
+    from clue_core.describe import registry_json, registry_table
+
     if as_json:
-        return echo_json([{**_spec_dict(spec), "plugin": owner[name]} for name, spec in registry.items()])
-    if what == "tasks":
-        table = [["task", "kind", "leaderboards", "metrics", "test versions", "plugin", "description"]]
-        for name, t in registry.items():
-            versions = ", ".join(v.version for v in t.test_versions) or "-"
-            boards = ", ".join(f"{lb.benchmark} {lb.group}" for lb in t.leaderboards) or "-"
-            table.append([name, t.kind, boards, ", ".join(t.metrics), versions, owner[name], t.description])
-    elif what == "models":
-        table = [["model", "kinds", "size", "parameters", "trains", "plugin", "description"]]
-        for name, m in registry.items():
-            shown = f"{name}:<checkpoint or path>" if m.family else name
-            params = _human_count(m.parameters)
-            table.append([shown, ", ".join(m.kinds), m.size_class or "-", params, "yes" if m.trains else "no",
-                          owner[name], m.description])
-    elif what == "metrics":
-        table = [["metric", "kinds", "plugin", "description"]]
-        for name, m in registry.items():
-            table.append([name, ", ".join(m.kinds) or "any", owner[name], m.description])
-    elif what == "commands":
-        table = [["command", "plugin", "help"]] + [[n, owner[n], c.help] for n, c in registry.items()]
-    elif what == "report_sections":
-        table = [["section", "title", "reads", "plugin", "description"]] + [
-            [n, r.title, ", ".join(r.inputs) or "-", owner[n], r.description] for n, r in registry.items()]
-    else:
-        table = [["writer", "scored by", "plugin", "description"]]
-        for name, w in registry.items():
-            table.append([name, "position" if w.ordered else "key", owner[name], w.description])
-    echo_table(table)
-
-
-def _human_count(count: int | None) -> str:
-    if count is None:
-        return "-"
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f}M"
-    if count >= 1_000:
-        return f"{count / 1_000:.0f}k"
-    return str(count)
-
-
-def _spec_dict(spec: Any) -> dict[str, Any]:
-    import json
-
-    return json.loads(json.dumps(spec.as_dict(), default=str))
+        return echo_json(registry_json(kernel, what))
+    echo_table(registry_table(kernel, what))
 
 
 @cli.command()
@@ -183,72 +143,22 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
 def info(ctx: click.Context, task_name: str, model: str | None, as_json: bool) -> None:
     """Show a task: kind, labels, metrics, data, submission files, settings."""
     from clue_core import data
+    from clue_core.describe import settings_rows, spec_dict, task_lines
 
     kernel = get_kernel(ctx)
     task = kernel.task(task_name)
     cached = data.cached_task_dir(task)
-    settings = _settings_rows(kernel, task, model) if model else None
+    settings = settings_rows(kernel, task, model) if model else None
     if as_json:
-        return echo_json({**_spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
+        return echo_json({**spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
                           "cached": str(cached) if cached.is_dir() else None,
                           **({"resolved_settings": settings} if settings is not None else {})})
-    lines = [
-        f"{task.name} — {task.description}",
-        f"  plugin:           {kernel.owner.get(('tasks', task.name))}",
-        f"  kind:             {task.kind}",
-        f"  leaderboards:     {', '.join(f'{lb.benchmark} {lb.group}' for lb in task.leaderboards) or '-'}",
-        f"  metrics:          {', '.join(task.metrics)} (primary: {task.primary_metric})",
-        f"  splits:           {', '.join(task.splits) or '-'}",
-    ]
-    if task.labels:
-        described = [f"{lab} ({task.label_descriptions[lab]})" if lab in task.label_descriptions else lab
-                     for lab in task.labels]
-        lines.append(f"  labels ({len(task.labels)}):      {', '.join(described)}")
-    lines.append("  test versions:")
-    for v in task.test_versions:
-        lines.append(f"    {v.version:<5} split {v.split:<10} → {v.submission_file}")
-    if not task.test_versions:
-        lines.append("    (none)")
-    if task.source:
-        size = f"{task.source.size:,} bytes" if task.source.size else "size unknown"
-        checksum = f"sha256 {task.source.sha256}" if task.source.sha256 else (
-            f"md5 {task.source.md5}" if task.source.md5 else "no checksum")
-        lines.append(f"  data:             {task.source.url} ({size}, {checksum})")
-    if task.data_files:
-        lines.append(f"  data files:       {', '.join(task.data_files)}")
-    if cached.is_dir():
-        lines.append(f"  cached:           {cached}")
-        for path in sorted(p for p in cached.rglob("*") if p.is_file() and not data.is_junk(p.relative_to(cached))):
-            lines.append(f"    {path.relative_to(cached)}  {path.stat().st_size:,} bytes")
-    elif task.source:
-        lines.append(f"  cached:           no (clue-core download {task.name})")
-    else:
-        lines.append("  cached:           no official archive: use --data-dir or --sample")
-    lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
-    if task.recommendations:
-        lines.append("  recommended:      " + ", ".join(f"{k}={v}" for k, v in task.recommendations.items()))
-    for setting in (*task.settings, *task.decode_settings):
-        lines.append(f"  setting:          {setting.name} ({setting.type.__name__}, default {setting.default!r}): "
-                     f"{setting.help}")
-    if task.prompt:
-        lines.append(f"  LLM prompt:       {task.prompt.instruction}")
-    if task.published:
-        lines.append(f"  published scores: {len(task.published)} (see --json)")
-    if task.notes:
-        lines.append(f"  notes:            {task.notes}")
+    lines = task_lines(kernel, task, cached)
     if settings is not None:
         lines.append(f"  settings with --model {model}:")
         lines += [f"    {row['name']} = {row['value']!r}  ({row['source']})" for row in settings]
     click.echo("\n".join(lines))
     return None
-
-
-def _settings_rows(kernel: Kernel, task: Any, model: str) -> list[dict[str, Any]]:
-    from clue_core.runner import RunRequest, resolve_settings
-
-    spec, _ = kernel.model(model)
-    resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)[task.name]
-    return [{"name": n, "value": v, "source": src} for n, v, src in resolved.rows()]
 
 
 @cli.command()
@@ -360,7 +270,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
     return None
 
 
-# -- evaluate / submit / report ----------------------------------------------------------
+# -- evaluate / submit ----------------------------------------------------------------------
 
 
 @cli.command()

@@ -63,3 +63,23 @@ def test_errors_are_raised_with_the_commands_message(home):
     with pytest.raises(ClueError, match="--sample and --data-dir exclude each other"):
         api.evaluate("afqmc", home / "p.jsonl", sample=True, data_dir=home)
     assert not (home / "x").exists()
+
+
+def test_report_returns_report_json_and_the_summary(home):
+    [record] = api.run(["afqmc"], model="baseline", sample=True, output_dir=home / "runs")
+    page = api.report([home / "runs"], output_dir=home / "page")
+    assert (home / "page" / "index.html").is_file()
+    assert page == json.loads((home / "page" / "report.json").read_text(encoding="utf-8"))
+    assert [row["model"] for row in page["rows"]] == ["baseline"]
+    summary = api.report([record.path])
+    assert summary and "afqmc" in json.dumps(summary, ensure_ascii=False)
+    with pytest.raises(ClueError, match="--force goes with -o DIR"):
+        api.report([record.path], force=True)
+
+
+def test_report_without_the_report_plugin_raises_the_install_line(home, monkeypatch):
+    from clue_core.kernel import Kernel
+
+    monkeypatch.setenv("CLUE_DISABLE_PLUGINS", "clue-report")
+    with pytest.raises(ClueError, match="'clue-core report' comes with the clue-report plugin"):
+        api.report([home], kernel=Kernel())
