@@ -270,7 +270,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
     return None
 
 
-# -- evaluate / submit ----------------------------------------------------------------------
+# -- evaluate / submit -------------------------------------------------------------------
 
 
 @cli.command()
