@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, Done, GenerateOptions, Memo, Prompting, ScoreRequest
+from clue_models_llm.backend import Backend, Done, GenerateOptions, Prompting, ScoreRequest
 from clue_models_llm.extract import THINK_OPEN
 from clue_models_llm.prompts import Message, sha256
 from clue_models_llm.settings import Settings
@@ -29,7 +29,10 @@ GENERATION_SLACK = 8
 
 
 class TransformersBackend(Backend):
-    """A local causal LM (``source``: hub id or folder; ``None`` builds llm-tiny at load)."""
+    """A local causal LM (``source``: hub id or folder; ``None`` builds llm-tiny at load).
+
+    Every prompt can be scored in process, so ``likelihood_support`` is the protocol's default.
+    """
 
     def __init__(self, source: str | None, values: Mapping[str, Any], name: str) -> None:
         self.source = source
@@ -106,9 +109,6 @@ class TransformersBackend(Backend):
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
-
-    def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
-        return True, "scored in process"
 
     def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
         """The tokenizer's chat template (its ``enable_thinking`` switch set where it has one)."""
