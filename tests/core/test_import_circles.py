@@ -23,12 +23,6 @@ import pytest
 
 KERNEL = Path(__file__).resolve().parents[2] / "clue_core"
 
-#: Packages that are leaving the kernel (issue 19: compare/ and report/ move into plugins) and had
-#: circles of their own. Skipped only while they are still under clue_core; once the folders are
-#: gone this filter matches nothing. Do not add to it: break the circle instead.
-LEAVING = tuple(name for name in ("clue_core.compare", "clue_core.report")
-                if (KERNEL / name.rpartition(".")[2]).is_dir())
-
 Edge = tuple[str, str, int]  # (importer, imported, line)
 
 
@@ -162,8 +156,19 @@ def describe(component: list[str], edges: list[Edge]) -> str:
 def test_the_kernel_has_no_import_circle():
     edges = import_edges(KERNEL, "clue_core")
     assert len(edges) > 50  # the graph was read at all
-    found = circles(edges, skip=LEAVING)
+    found = circles(edges)
     assert not found, "import circles in clue_core:\n" + "\n".join(describe(c, edges) for c in found)
+
+
+PLUGIN_PACKAGES = sorted(p for p in (KERNEL.parent / "plugins").glob("*/clue_*")
+                         if p.is_dir() and (p / "__init__.py").is_file())
+
+
+@pytest.mark.parametrize("root", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_no_first_party_plugin_has_an_import_circle(root: Path):
+    edges = import_edges(root, root.name)
+    found = circles(edges)
+    assert not found, f"import circles in {root.name}:\n" + "\n".join(describe(c, edges) for c in found)
 
 
 def test_checks_kernel_and_settings_import_no_circle_through_each_other():
@@ -226,8 +231,3 @@ def test_type_checking_imports_are_not_edges_and_skipped_folders_are_left_out(tm
 def test_a_module_importing_itself_is_a_circle(tmp_path):
     root = _package(tmp_path, {"__init__.py": "", "a.py": "def f():\n    from pkg import a\n"})
     assert circles(import_edges(root, "pkg")) == [["pkg.a"]]
-
-
-@pytest.mark.parametrize("folder", ["compare", "report"])
-def test_the_leaving_filter_is_a_no_op_once_the_folder_is_gone(folder):
-    assert (f"clue_core.{folder}" in LEAVING) == (KERNEL / folder).is_dir()
