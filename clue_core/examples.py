@@ -69,8 +69,8 @@ class OpenQuestionExample:
 
     - ``dimension`` is the ability a question tests and ``category`` the broader group that
       dimension belongs to: the task's two levels of grouping, fine then coarse. SuperCLUE
-      fills them with its own names (``dimension="计算"``, ``category="理科"``); another task
-      may use any labels, or ``""`` where it has no grouping. The kernel does nothing with
+      fills them with its own dimension and category names (its plugin holds that table);
+      another task may use any labels, or ``""`` where it has no grouping. The kernel does nothing with
       them beyond letting a prompt template name them (``{dimension}``, ``{category}``):
       grouping scores by them is the business of the task's metric and report.
     - ``turns`` are the user's messages of a dialogue, answered one by one; the kernel checks
