@@ -53,24 +53,40 @@ class ClueGroup(click.Group):
 
         kernel = get_kernel(ctx)
         spec = kernel.commands.get(cmd_name)
-        if spec is not None:
+        if spec is None:
+            return missing_command(kernel, cmd_name, PLUGIN_HOMES.get(cmd_name))
+        try:
             return load_command(kernel, spec)
-        return missing_command(kernel, cmd_name, PLUGIN_HOMES.get(cmd_name))
+        except Exception:
+            if ctx.resilient_parsing:  # shell completion: a broken plugin command offers nothing, and no traceback
+                return None
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Like click's, but a plugin command shows its spec's help: listing imports none of them."""
         kernel = get_kernel(ctx)
+        names = [n for n in self.list_commands(ctx) if n not in self.commands or not self.commands[n].hidden]
+        limit = formatter.width - 6 - max((len(name) for name in names), default=0)  # as click's own
         rows = []
-        for name in self.list_commands(ctx):
+        for name in names:
             if name in self.commands:
-                if not self.commands[name].hidden:
-                    rows.append((name, self.commands[name].get_short_help_str(formatter.width - 20)))
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
             else:
                 owner = kernel.owner.get(("commands", name), "?")
-                rows.append((name, f"{kernel.commands[name].help} (plugin {owner})"))
+                rows.append((name, _short(kernel.commands[name].help, f" (plugin {owner})", limit)))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _short(text: object, suffix: str, limit: int) -> str:
+    """A plugin command's help, then ``suffix`` (its plugin), in at most two ``--help`` lines of ``limit``
+    (a built-in's takes one, as click shortens it; the plugin's name needs the room of a second)."""
+    words = " ".join(str(text or "").split())
+    room = max(2 * limit - len(suffix), 10)
+    if len(words) > room:
+        words = words[:room - 3].rsplit(" ", 1)[0].rstrip(" ,;:.") + "..."
+    return words + suffix
 
 
 def _strict(ctx: click.Context) -> bool:

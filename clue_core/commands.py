@@ -20,7 +20,7 @@ def load_command(kernel: Kernel, spec: CommandSpec) -> click.Command:
     owner = kernel.owner.get(("commands", spec.name), "?")
     try:
         command = resolve(spec.command)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a module that calls sys.exit() on import is broken too
         if kernel.strict:
             raise
         raise PluginError(f"plugin {owner}: command {spec.name!r} could not be loaded from {spec.command} "

@@ -223,6 +223,21 @@ class Kernel:
                     raise PluginError(f"{noun} {name!r} is already registered by plugin {owner!r}")
                 if names.count(name) > 1:
                     raise PluginError(f"{noun} {name!r} is registered twice by this plugin")
+            if registry_name == "report_sections":
+                self._check_section_keys(specs)
+
+    def _check_section_keys(self, specs: list[ReportSectionSpec]) -> None:
+        """Two sections storing their data under one ``report.json`` key would make every report that
+        shows both fail, so the second plugin to claim a key is the one in error, as for a name."""
+        keys = [spec.data_key for spec in specs]
+        taken = {spec.data_key: name for name, spec in self.report_sections.items()}
+        for spec in specs:
+            if spec.data_key in taken:
+                owner = self.owner.get(("report_sections", taken[spec.data_key]), "?")
+                raise PluginError(f"report section {spec.name!r}: key {spec.data_key!r} is already used by section "
+                                  f"{taken[spec.data_key]!r} of plugin {owner!r}")
+            if keys.count(spec.data_key) > 1:
+                raise PluginError(f"report section {spec.name!r}: key {spec.data_key!r} is used twice by this plugin")
 
     def check_specs(self) -> None:
         """Check every registered spec against the whole registry; drop the ones that fail.

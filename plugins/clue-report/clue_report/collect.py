@@ -92,15 +92,25 @@ def _is_run_dir(path: Path) -> bool:
 
 
 def input_files(path: Path, names: Iterable[str]) -> list[Path]:
-    """The files named ``names`` at ``path``: the path itself, in the folder, or one level below it."""
-    names = tuple(names)
+    """The files named ``names`` at ``path``: the path itself, in the folder, or one level below it.
+
+    Names are file names, matched literally: one that is not a plain name (``*``, ``../x``, ``a/b``)
+    finds nothing, so a section cannot make the report read files outside what it was given.
+    """
+    names = tuple(name for name in names if plain_name(name))
     if path.is_file():
         return [path] if path.name in names else []
-    if not path.is_dir():
+    if not path.is_dir() or not names:
         return []
     found = [path / name for name in names]
-    found += sorted(p for name in names for p in path.glob(f"*/{name}"))
+    folders = [sub for sub in path.iterdir() if sub.is_dir()]
+    found += sorted(sub / name for name in names for sub in folders)
     return [p for p in found if p.is_file()]
+
+
+def plain_name(name: object) -> bool:
+    """Whether a section's input name is a file name (not a path or a pattern)."""
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\*?[]\0")
 
 
 def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ()) -> Collected:

@@ -19,7 +19,7 @@ The contract (also in ``plugins/clue-report/README.md``):
   a text or a ``(text, english)`` pair: without a CJK font the English name is drawn (and a
   ``?`` per glyph the font lacks when there is none), never a box. ``id`` names the chart
   (the page anchor is ``chart-<id>``) and must be unique in the report; ``title`` is the
-  caption. The drawers:
+  caption; an id other than letters, digits, ``-`` and ``_`` is refused. The drawers:
 
   - ``kit.grouped_bars(id, title, groups, series, ylabel=, ylim=, height=)``: for each group
     (a dimension) one bar per series ``(label, values)`` (a model's score per group);
@@ -136,8 +136,16 @@ class Kit:
         """Whether the chart font draws Chinese (False: Labels fall back to their English names)."""
         return self._font is not None and self._font.cjk
 
+    def _check_id(self, id: Any) -> None:
+        """A chart id is part of an HTML id (``chart-<id>``): refused unless letters, digits, ``-``, ``_``,
+        whether or not this report draws charts (a section must not fail only when they are drawn)."""
+        if not isinstance(id, str) or not id or not id.replace("-", "").replace("_", "").isalnum():
+            raise ClueError(f"report section {self.section}: chart id must be letters, digits, '-' or '_' "
+                            f"(the page anchor chart-<id>), got {id!r}")
+
     def figure(self, id: str, title: str, png: bytes) -> str:
         """Embed a PNG the section drew itself; ``""`` when the report draws no charts."""
+        self._check_id(id)
         if not self.drawing:
             return ""
         chart_id = f"chart-{id}"
@@ -151,6 +159,7 @@ class Kit:
                      series: Sequence[tuple[Label, Sequence[float | None]]], *, ylabel: str = "score (0-100)",
                      ylim: tuple[float, float] = (0, 100), height: float = 3.8) -> str:
         """For each group one bar per series ``(label, values)``, ``values`` aligned with ``groups``."""
+        self._check_id(id)
         if not self.drawing or not groups or not series:
             return ""
         from clue_report import drawers
@@ -160,6 +169,7 @@ class Kit:
     def stacked_bars(self, id: str, title: str, rows: Sequence[tuple[Label, Mapping[str, float]]], *,
                      parts: Sequence[str] = ("win", "tie", "loss"), xlabel: Label = "% of questions") -> str:
         """One bar per row ``(label, {part: percent})``, the parts stacked from 0 to 100."""
+        self._check_id(id)
         if not self.drawing or not rows:
             return ""
         from clue_report import drawers
@@ -169,6 +179,7 @@ class Kit:
     def quadrant(self, id: str, title: str, points: Sequence[tuple[Label, float, float]], *,
                  split: tuple[float, float], xlabel: Label, ylabel: Label) -> str:
         """Points ``(label, x, y)`` on 0-100 axes, split into quadrants at ``split``."""
+        self._check_id(id)
         if not self.drawing or not points:
             return ""
         from clue_report import drawers

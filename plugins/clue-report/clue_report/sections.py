@@ -9,21 +9,32 @@ with no inputs is always built. The data goes into ``report.json`` under the spe
 ``markdown(data, kit)`` render it into a ``<section id=name>`` with a nav link and a
 ``## title`` in report.md. A ``ClueError`` a section raises is the command's one-line error;
 anything else it raises is one line naming the section and its plugin (``--strict`` re-raises).
+A section gets copies (of the report, of its data), so it cannot change what the report shows;
+data report.json cannot hold (a set, a path, NaN), a key the report uses or a name that is one
+of the page's own anchors is one line too.
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import ClueError, ReportSectionSpec, resolve
+from clue_report.collect import plain_name
 from clue_report.kit import Chart, Kit
 
 #: report.json's own keys: a section's data_key may not replace one of them.
 RESERVED = frozenset({"schema", "version", "clue_core", "bootstrap", "warnings", "groups", "tasks", "rows", "runs",
                       "unfinished", "sections", "charts", "written", "replaced"})
+#: The page's own anchors (``index.html``): a section's ``<section id=name>`` may not repeat one of them, nor
+#: take the prefix of a task's (``task-``) or a chart's (``chart-``) anchor.
+ANCHORS = frozenset({"leaderboard", "tasks", "warnings", "runs", "image-check"})
+ANCHOR_PREFIXES = ("task-", "chart-")
 
 
 @dataclass
@@ -51,7 +62,7 @@ def registered(kernel: Any) -> list[tuple[ReportSectionSpec, str]]:
 
 def input_names(kernel: Any) -> tuple[str, ...]:
     """Every file name some registered section reads, so the report looks for them among its paths."""
-    return tuple(dict.fromkeys(name for spec, _ in registered(kernel) for name in spec.inputs))
+    return tuple(dict.fromkeys(name for spec, _ in registered(kernel) for name in spec.inputs if plain_name(name)))
 
 
 def _call(kernel: Any, section: Section, what: str, *args: Any) -> Any:
@@ -62,7 +73,7 @@ def _call(kernel: Any, section: Section, what: str, *args: Any) -> Any:
         return function(*args)
     except ClueError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a section is its bug, not the report's exit code
         if getattr(kernel, "strict", False):
             raise
         raise ClueError(f"report section {section.spec.name!r} (plugin {section.plugin}): {what} {ref} failed "
@@ -77,21 +88,42 @@ def build_sections(kernel: Any, inputs: Sequence[Path], report: dict[str, Any]) 
         section = Section(spec, plugin, [path for path in inputs if path.name in spec.inputs])
         if spec.inputs and not section.files:
             continue
-        if spec.data_key in RESERVED or any(spec.data_key == other.spec.data_key for other in built):
-            raise ClueError(f"report section {spec.name!r} (plugin {plugin}): key {spec.data_key!r} is taken "
-                            f"in report.json")
-        result = _call(kernel, section, "build", list(section.files), report)
-        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list)):
+        _check_place(section, built)
+        # a copy: a section reads the report's data, it cannot change what the report shows
+        result = _call(kernel, section, "build", list(section.files), copy.deepcopy(report))
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], (list, tuple))):
             raise ClueError(f"report section {spec.name!r} (plugin {plugin}): build {spec.build} returned "
                             f"{type(result).__name__}, not (data, warnings)")
         section.data, warnings = result
         report["warnings"] += [str(w) for w in warnings]
         if section.data is None:
             continue
+        _check_json(section)
         report[spec.data_key] = section.data
         built.append(section)
     report["sections"] = [section.as_dict() for section in built]
     return built
+
+
+def _check_place(section: Section, built: Sequence[Section]) -> None:
+    """The section's key in report.json and its anchor on the page must be free."""
+    spec, where = section.spec, f"report section {section.spec.name!r} (plugin {section.plugin})"
+    if spec.data_key in RESERVED or any(spec.data_key == other.spec.data_key for other in built):
+        raise ClueError(f"{where}: key {spec.data_key!r} is taken in report.json")
+    if spec.name in ANCHORS or spec.name.startswith(ANCHOR_PREFIXES):
+        raise ClueError(f"{where}: its name is an anchor the page itself uses ({spec.name!r}); "
+                        f"the section needs a name of its own")
+
+
+def _check_json(section: Section) -> None:
+    """Refuse, with the reason, data report.json cannot hold: only objects, lists, text, finite numbers,
+    true/false/null (a set, a path, NaN would fail the write at the end, or write a file no JSON reader takes)."""
+    try:
+        json.dumps(section.data, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = re.sub(r"\s+", " ", str(exc))
+        raise ClueError(f"report section {section.spec.name!r} (plugin {section.plugin}): build "
+                        f"{section.spec.build} returned data report.json cannot hold ({reason})") from None
 
 
 def render_html(kernel: Any, sections: Sequence[Section], font: Any, charts: list[Chart]
@@ -99,7 +131,7 @@ def render_html(kernel: Any, sections: Sequence[Section], font: Any, charts: lis
     """``(name, title, body)`` per section; the charts the sections draw are appended to ``charts``."""
     rendered = []
     for section in sections:
-        body = _call(kernel, section, "html", section.data, Kit(section.spec.name, font, charts))
+        body = _call(kernel, section, "html", copy.deepcopy(section.data), Kit(section.spec.name, font, charts))
         if not isinstance(body, str):
             raise ClueError(f"report section {section.spec.name!r} (plugin {section.plugin}): html "
                             f"{section.spec.html} returned {type(body).__name__}, not str")
@@ -113,7 +145,7 @@ def render_markdown(kernel: Any, sections: Sequence[Section]) -> list[tuple[str,
     for section in sections:
         if not section.spec.markdown:
             continue
-        lines = _call(kernel, section, "markdown", section.data, Kit(section.spec.name, None, []))
+        lines = _call(kernel, section, "markdown", copy.deepcopy(section.data), Kit(section.spec.name, None, []))
         if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
             raise ClueError(f"report section {section.spec.name!r} (plugin {section.plugin}): markdown "
                             f"{section.spec.markdown} returned {type(lines).__name__}, not a list of lines")

@@ -10,5 +10,5 @@ ties the steps together, :mod:`runs` reads run folders strictly, :mod:`scores` t
 win/tie/loss and maturity, :mod:`build` assembles the document, :mod:`human` correlates with a
 human ranking, :mod:`sheet` exports and reads back the judge-agreement sheet, :mod:`tables`
 reads the CSV files people hand in, and :mod:`comparison_file` reads and checks the written
-file (``clue-report`` imports it to draw the SuperCLUE section).
+file (:mod:`clue_tasks_superclue.report_section` reads it to build the SuperCLUE report section).
 """

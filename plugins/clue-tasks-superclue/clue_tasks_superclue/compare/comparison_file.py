@@ -206,8 +206,8 @@ def load_comparison(path: Path) -> dict[str, Any]:
             if None in position.values():
                 warnings.append(f"{model['name']}: not placed in the quadrant (scores missing on an axis)")
         placed = [m["quadrant"] for m in models if None not in m["quadrant"].values()]
-        split = quadrant.get("split") or {}
-        axes["split"] = {key: float(split[key]) if key in split else
+        split = check.obj(quadrant.get("split") or {}, "quadrant.split")
+        axes["split"] = {key: check.number(split[key], f"quadrant.split.{key}", 0, 100) if key in split else
                          (sum(p[key] for p in placed) / len(placed) if placed else 50.0) for key in ("x", "y")}
         axes["split_source"] = "file" if split else "mean of the models"
     maturity = []
