@@ -255,3 +255,30 @@ def test_a_comparison_with_a_bad_quadrant_split_names_the_field(run_cli, kernel:
     path = write_comparison(tmp_path / "cmp", data)
     message = _one_line(run_cli("report", path.parent, "-o", tmp_path / "out", kernel=kernel))
     assert message == f"error: {path}: {expected}\n"
+
+
+def _odd(**fields: Any) -> ReportSectionSpec:
+    base = {"name": "odd", "title": "Odd", "description": "d", "build": f"{MODULE}:build_ok",
+            "html": f"{MODULE}:html_ok", "inputs": ("probe.json",)}
+    return ReportSectionSpec(**{**base, **fields})
+
+
+@pytest.mark.parametrize("order", ["first", None, float("nan")])
+def test_a_section_order_that_is_not_a_number_stops_no_other_report(run_cli, baseline_runs: Path, probe: Path,
+                                                                    tmp_path: Path, order: Any) -> None:
+    kernel = kernel_with(_odd(order=order), spec(name="fine", inputs=("fine.json",)))
+    assert run_cli("report", baseline_runs / "afqmc", kernel=kernel).exit_code == 0
+    assert run_cli("report", baseline_runs / "afqmc", "-o", tmp_path / "o", kernel=kernel).exit_code == 0
+    message = _one_line(run_cli("report", probe, "-o", tmp_path / "p", kernel=kernel))
+    assert f"report section 'odd' (plugin hostile): order must be a number, got {order!r}" in message
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"key": 5}, "key must be text, got 5"),
+    ({"key": ("a", "b")}, "key must be text, got ('a', 'b')"),
+    ({"title": None}, "title must be text, got None"),
+])
+def test_a_section_key_or_title_that_is_not_text_is_one_line(run_cli, probe: Path, tmp_path: Path,
+                                                             fields: dict[str, Any], expected: str) -> None:
+    message = _one_line(run_cli("report", probe, "-o", tmp_path / "out", kernel=kernel_with(_odd(**fields))))
+    assert f"report section 'odd' (plugin hostile): {expected}" in message

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +58,15 @@ def registered(kernel: Any) -> list[tuple[ReportSectionSpec, str]]:
     specs = dict(getattr(kernel, "report_sections", None) or {}) if kernel is not None else {}
     owner = getattr(kernel, "owner", {}) or {}
     return [(spec, owner.get(("report_sections", name), "?"))
-            for name, spec in sorted(specs.items(), key=lambda item: (item[1].order, item[0]))]
+            for name, spec in sorted(specs.items(), key=lambda item: (_order(item[1]), item[0]))]
+
+
+def _order(spec: ReportSectionSpec) -> float:
+    """The spec's ``order``; one that is not a number sorts as the default (and is refused if the section shows):
+    a plugin's typo must not stop every report."""
+    order = spec.order
+    ok = isinstance(order, (int, float)) and not isinstance(order, bool) and math.isfinite(order)
+    return float(order) if ok else 100.0
 
 
 def input_names(kernel: Any) -> tuple[str, ...]:
@@ -108,6 +117,11 @@ def build_sections(kernel: Any, inputs: Sequence[Path], report: dict[str, Any]) 
 def _check_place(section: Section, built: Sequence[Section]) -> None:
     """The section's key in report.json and its anchor on the page must be free."""
     spec, where = section.spec, f"report section {section.spec.name!r} (plugin {section.plugin})"
+    for field_name, wanted, good in (("key", "text", isinstance(spec.key, str)),
+                                     ("title", "text", isinstance(spec.title, str)),
+                                     ("order", "a number", _order(spec) == spec.order)):
+        if not good:
+            raise ClueError(f"{where}: {field_name} must be {wanted}, got {getattr(spec, field_name)!r}")
     if spec.data_key in RESERVED or any(spec.data_key == other.spec.data_key for other in built):
         raise ClueError(f"{where}: key {spec.data_key!r} is taken in report.json")
     if spec.name in ANCHORS or spec.name.startswith(ANCHOR_PREFIXES):
