@@ -45,7 +45,7 @@ def registry_table(kernel: Kernel, what: str) -> list[list[str]]:
         table = [["command", "plugin", "help"]] + [[n, owner[n], c.help] for n, c in registry.items()]
     elif what == "report_sections":
         table = [["section", "title", "reads", "plugin", "description"]] + [
-            [n, r.title, ", ".join(r.inputs) or "-", owner[n], r.description] for n, r in registry.items()]
+            [n, r.title, ", ".join(map(str, r.inputs)) or "-", owner[n], r.description] for n, r in registry.items()]
     else:
         table = [["writer", "scored by", "plugin", "description"]]
         for name, w in registry.items():

@@ -163,3 +163,28 @@ def test_one_plugin_with_one_key_twice_is_an_error_on_its_row() -> None:
     row = next(p for p in kernel.plugins if p.name == "twice")
     assert row.status == "error" and "key 'k' is used twice by this plugin" in row.error
     assert kernel.report_sections == {}
+
+
+def test_list_sections_shows_a_section_whose_inputs_are_not_text(run_cli) -> None:
+    odd = ReportSectionSpec("odd", "Odd", "Inputs that are not names.", build=f"{MODULE}:fine", html=f"{MODULE}:fine",
+                            inputs=(1, None))  # type: ignore[arg-type]
+    result = run_cli("list", "sections", kernel=_kernel((Sections(odd), "odd-inputs")))
+    assert result.exit_code == 0, result.output
+    assert "1, None" in result.output and "odd-inputs" in result.output
+
+
+class BrokenCommands:
+    @hookimpl
+    def clue_commands(self) -> list[CommandSpec]:
+        raise RuntimeError("the hook blew up")
+
+
+def test_report_whose_plugin_failed_to_load_says_why(run_cli) -> None:
+    kernel = Kernel(entrypoints=False, strict=False, disabled=())
+    kernel.register(builtin, "builtin", distribution="clue-core")
+    kernel.register(BrokenCommands(), "clue-report", distribution="clue-report")
+    result = run_cli("report", "runs", "--help", kernel=kernel)
+    assert result.exit_code == 2
+    assert result.output == ("error: 'clue-core report' comes with the clue-report plugin, which failed to load: "
+                             "PluginError: clue_commands() raised RuntimeError: the hook blew up\n")
+    assert "report" not in run_cli("--help", kernel=kernel).output.split("Commands:")[1]
