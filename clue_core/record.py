@@ -27,7 +27,15 @@ from typing import Any, Literal, overload
 
 from clue_core.errors import ClueError, InputError
 from clue_core.jsonio import iter_jsonl
-from clue_core.record_check import RUN_SCHEMA, Check, NewerRecord, check_primary, check_schema, is_number, newer_writer
+from clue_core.record_check import (
+    RUN_SCHEMA,
+    NewerRecord,
+    check_manifest,
+    check_metrics,
+    check_prediction,
+    load_object_text,
+    newer_writer,
+)
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
@@ -41,7 +49,7 @@ __all__ = ["MANIFEST", "METRICS", "PREDICTIONS_DIR", "RUN_SCHEMA", "Manifest", "
 def _json_object(path: Path, what: str) -> dict[str, Any] | None:
     """One JSON object file, or None when it is not there; anything else wrong is one line."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = load_object_text(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -67,18 +75,7 @@ class Manifest:
     @classmethod
     def checked(cls, data: dict[str, Any], path: Path) -> Manifest:
         """``data`` as read from ``path``, its schema and the types of the fields with a property checked."""
-        check_schema(path, data)
-        check = Check(path, data, newer_writer(data))
-        for key in ("status", "task", "model", "clue_core"):
-            check.name(key)
-        check.of_type("seed", int, "an integer")
-        for key in ("data", "settings", "schedule", "partial", "test_versions", "model_info", "plugins"):
-            check.of_type(key, dict, "an object")
-        for key in ("submission_files", "notes", "command"):
-            check.of_type(key, list, "a list")
-        limit = (data.get("partial") or {}).get("limit")
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise check.fail("partial.limit", "an integer", limit)
+        check_manifest(path, data)
         return cls(data, path)
 
     @property
@@ -153,26 +150,7 @@ class Metrics:
 
         ``manifest`` (the run's) names a newer writer in the message when one wrote it.
         """
-        check_schema(path, data)
-        check = Check(path, data, newer_writer(manifest.data if manifest else None))
-        check.name("task", required=True)
-        check.name("primary_metric", required=True)
-        check.name("model")
-        check.of_type("model_category", str, "a string")  # "" for a model spec that declares none
-        if data.get("primary") is not None and not is_number(data["primary"]):
-            raise check.fail("primary", "a number or null", data["primary"])
-        check.numbers("dev", nullable=True)
-        check_primary(check)
-        check.numbers("counts", nullable=False)
-        for key in ("report_settings", "model_info"):
-            check.of_type(key, dict, "an object")
-        check.of_type("leaderboards", list, "a list")
-        for index, board in enumerate(data.get("leaderboards") or ()):
-            if not isinstance(board, dict):
-                raise check.fail(f"leaderboards[{index}]", "an object", board)
-            for key in ("benchmark", "group"):
-                if not isinstance(board.get(key), str):
-                    raise check.fail(f"leaderboards[{index}].{key}", "a name", board.get(key))
+        check_metrics(path, data, manifest.data if manifest else None)
         return cls(data, path)
 
     @property
@@ -226,17 +204,7 @@ class PredictionRecord:
 
     @classmethod
     def checked(cls, data: dict[str, Any], path: Path, line: int) -> PredictionRecord:
-        check = Check(path, data, line=line)
-        raw_id = data.get("id")
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-            raise InputError(path, f"expected a string or integer id, got {raw_id!r}", line=line, field="id")
-        if "prediction" not in data:
-            raise InputError(path, "missing", line=line, field="prediction")
-        check.of_type("scores", list, "a list")
-        for index, score in enumerate(data.get("scores") or ()):
-            if not is_number(score):
-                raise check.fail(f"scores[{index}]", "a number", score)
-        check.of_type("scoring", dict, "an object")
+        check_prediction(path, data, line)
         return cls(data, line)
 
     @property
@@ -334,8 +302,34 @@ def iter_predictions(run_dir: Path, split: str = "dev") -> Iterator[PredictionRe
     path = prediction_file(run_dir, split)
     if not path.is_file():
         raise ClueError(f"{run_dir}: not a complete run (no {PREDICTIONS_DIR}/{split}.jsonl)")
-    for line, record in iter_jsonl(path):
+    records, line = iter_jsonl(path), 0
+    while True:
+        try:
+            line, record = next(records)
+        except StopIteration:
+            return
+        except (ValueError, RecursionError) as exc:  # what json.loads raises past its own JSONDecodeError
+            raise InputError(path, f"invalid JSON: {_unreadable(exc)}", line=_failing_line(path, line)) from None
         yield PredictionRecord.checked(record, path, line)
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    text = str(exc)  # an integer of more than 4,300 digits: Python's limit, worded for programmers
+    return "an integer too long to read" if "integer string conversion" in text else text
+
+
+def _failing_line(path: Path, after: int) -> int | None:
+    """The line past ``after`` that the JSON decoder cannot read (found again only on that error)."""
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, text in enumerate(handle, start=1):
+            if number > after and text.strip():
+                try:
+                    json.loads(text)
+                except (ValueError, RecursionError):
+                    return number
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,13 @@ The runner hands a task's plan to :class:`RunWriter` once; the writer knows the 
 (every document goes through the task's one ``scrub`` as it is written, so a secret
 setting's value that a plugin put anywhere never reaches a file). The manifest is kept in
 memory: the final status is the same :class:`~clue_core.record.Manifest` with ``complete``
-fields added (``dataclasses.replace``), written again — never read back from disk.
+fields added, written again — never read back from disk. Each document is checked with the
+reader's own checks (:mod:`clue_core.record_check`) before it is written, so the writer cannot
+write a record its reader refuses.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import platform
 import sys
 import time
@@ -128,7 +129,8 @@ class RunWriter:
 
     def start(self) -> None:
         """Write the manifest of the started run (status ``running``): what ``--resume`` checks against."""
-        self.manifest = Manifest(self.manifest_data(), self.folder / MANIFEST)
+        # checked as the reader will: a run is never written that --resume, submit or report then refuses
+        self.manifest = Manifest.checked(self.manifest_data(), self.folder / MANIFEST)
         if self.main:
             self._json(self.folder / MANIFEST, self.manifest.data)
 
@@ -156,7 +158,7 @@ class RunWriter:
         """Write metrics.json, then the manifest again with status ``complete``; the metrics as written."""
         request, plan, task = self.request, self.plan, self.plan.task
         info = model_info(plan.learner)
-        metrics = Metrics({
+        metrics = Metrics.checked({
             "schema": RUN_SCHEMA,
             "task": task.name, "model": request.model, "model_category": self.model.category,
             "split": "dev", "primary_metric": task.primary_metric,
@@ -167,13 +169,13 @@ class RunWriter:
             "partial": request.limit is not None,
             "sample": request.sample,
             "model_info": info,
-        }, self.folder / METRICS)
+        }, self.folder / METRICS, self.manifest)
         if self.main:
             if self.manifest is None:
                 raise RuntimeError("RunWriter.finish before start")  # a bug in the runner, not the user's
             self._json(self.folder / METRICS, metrics.data)
-            self.manifest = dataclasses.replace(self.manifest, data={
+            self.manifest = Manifest.checked({
                 **self.manifest.data, "status": "complete", "finished": _now(),
-                "submission_files": self.submission_files, "model_info": info})
+                "submission_files": self.submission_files, "model_info": info}, self.folder / MANIFEST)
             self._json(self.folder / MANIFEST, self.manifest.data)
         return metrics

@@ -42,6 +42,7 @@ from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
 from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete, remove_path
 from clue_core.scoring import bind_decode, dev_scorer, predict_checked, score_detailed
+from clue_core.settings import REDACTED, redact_command
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
@@ -119,13 +120,16 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
     main = rank == 0
     created_output = main and not output_dir.exists()
     locks: list[RunLock] = []
+    finished: dict[str, TaskResult] = {}
     try:
         if main:
             try:
                 output_dir.mkdir(parents=True, exist_ok=True)
+                # the lock file names the command: a --set api_key=… in it would sit on disk for the whole run
+                command = redact_command(request.command, {n for p in plans for n in p.settings.secret_names()})
                 for plan in plans:
                     lock = RunLock(plan.paths.lock, plan.paths.final)
-                    lock.acquire(request.command, echo)
+                    lock.acquire(command, echo)
                     locks.append(lock)
             except OSError as exc:
                 raise ClueError(disk_advice(f"cannot write to output directory {output_dir}: {exc.strerror or exc}",
@@ -135,6 +139,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 plan.resume = _check_state(plan.paths, request)
                 if request.resume and not plan.resume and is_complete(plan.paths.final):
                     check_resume_matches(plan, request, plan.paths.final)
+                    finished[plan.task.name] = _finished_result(plan)  # read whole before it is called complete
                     plan.done = True
                     echo(f"[{plan.task.name}] {plan.paths.final} is already complete; nothing to resume")
                     continue
@@ -148,14 +153,15 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
         results = []
         for plan in plans:
             if plan.done:
-                results.append(_finished_result(plan))
+                results.append(finished[plan.task.name])
                 continue
+            say = _scrubbed(echo, plan)  # a learner's own lines (context.echo) too: a secret is never printed
             for note in plan.notes:
-                echo(f"[{plan.task.name}] {note}")
-            echo(f"[{plan.task.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
-                 f"→ {plan.paths.final}")
+                say(f"[{plan.task.name}] {note}")
+            say(f"[{plan.task.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
+                f"→ {plan.paths.final}")
             try:
-                results.append(_run_task(kernel, request, model, plan, rank, world, echo))
+                results.append(_run_task(kernel, request, model, plan, rank, world, say))
             except KeyboardInterrupt:
                 raise _interrupted(plan, results) from None
         return results
@@ -166,6 +172,21 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
     finally:
         for lock in locks:
             lock.release()
+
+
+def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
+    """``echo`` with each secret setting's value hidden, as the writer hides it in every file."""
+    settings = plan.settings
+    secrets = [str(v) for n, v in settings.values.items() if settings.declared[n].secret and v not in ("", None)]
+    if not secrets:
+        return echo
+
+    def say(line: str) -> None:
+        for secret in secrets:
+            line = line.replace(secret, REDACTED)
+        echo(line)
+
+    return say
 
 
 def _interrupted(plan: TaskPlan, done: list[TaskResult]) -> Interrupted:

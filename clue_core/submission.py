@@ -162,7 +162,10 @@ def test_data_dir(task: TaskSpec, manifest: Manifest, run_dir: Path) -> Path:
     source = manifest.source
     if source.get("source") == "sample":
         return data.sample_dir(task)
-    folder = Path(source.get("data_dir", ""))
+    if not source.get("data_dir"):  # else Path("") would read the test data of the current folder
+        raise InputError(run_dir / MANIFEST, "names no data folder, so its files cannot be checked against the "
+                         "test data they answer", field="data.data_dir")
+    folder = Path(source["data_dir"])
     if not folder.is_dir():
         raise ClueError(f"{run_dir}: the test data it was run on ({folder}) is gone; cannot check its files")
     return folder
