@@ -40,39 +40,66 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def run(tasks: Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
+def _silent(line: str) -> None:
+    pass
+
+
+def _kernel(kernel: Kernel | None) -> Kernel:
+    if kernel is None:
+        return Kernel()
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel: expected a clue_core.kernel.Kernel, got {type(kernel).__name__}")
+    return kernel
+
+
+def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
         sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
         seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
         resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-        kernel: Kernel | None = None, echo: Callable[[str], None] = _stderr) -> list[RunRecord]:
+        kernel: Kernel | None = None, echo: Callable[[str], None] | None = _stderr) -> list[RunRecord]:
     """``clue-core run``: fine-tune (or evaluate) ``model`` on each task; the run records it wrote.
 
-    ``echo`` receives the progress lines the command prints on stderr. In a distributed run
-    only the main process gets records back; the others get an empty list.
+    ``echo`` receives the progress lines the command prints on stderr (``None``: none are shown).
+    ``tasks`` is a name or a list of names. Ctrl-C raises :class:`KeyboardInterrupt` whose message
+    says what was kept (``resume=True`` continues it). In a distributed run only the main process
+    gets records back; the others get an empty list.
     """
     from clue_core import runner
-    from clue_core.config import run_request
+    from clue_core.config import names, run_request
     from clue_core.context import is_main_process
+    from clue_core.errors import Interrupted
     from clue_core.record import read_run
 
+    tasks = names("tasks", tasks)
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
                           overwrite=overwrite, limit=limit, cache_dir=cache_dir,
                           command=["clue_core.api.run", *tasks])
-    results = runner.run(kernel or Kernel(), request, echo=echo)
+    if echo is not None and not callable(echo):
+        raise TypeError(f"echo: expected a function of one line (or None for silence), got {echo!r:.60}")
+    try:
+        results = runner.run(_kernel(kernel), request, echo=echo or _silent)
+    except Interrupted as stopped:  # Ctrl-C stays Ctrl-C: `except ClueError` in a loop must not swallow it
+        raise KeyboardInterrupt(str(stopped)) from None
     if not is_main_process():
         return []
     return [read_run(result.run_dir) for result in results]
 
 
-def plan(tasks: Sequence[str] = (), model: str | None = None, **options: Any) -> list[dict[str, Any]]:
-    """``clue-core run --dry-run``: what would run, with every resolved setting and its source."""
+def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
+         sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
+         seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
+         resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
+         kernel: Kernel | None = None) -> list[dict[str, Any]]:
+    """``clue-core run --dry-run``: what would run, with every resolved setting and its source; the
+    arguments are :func:`run`'s."""
     from clue_core import runner
     from clue_core.config import run_request
 
-    kernel = options.pop("kernel", None) or Kernel()
-    config = options.pop("config", None)
-    return runner.dry_run_plan(kernel, run_request(tasks=tasks, model=model, config_file=config, **options))
+    request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
+                          output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir)
+    return runner.dry_run_plan(_kernel(kernel), request)
 
 
 def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = None, sample: bool = False,
@@ -81,11 +108,14 @@ def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = No
 
     Returns what ``--json`` prints: ``task``, ``split``, ``examples`` and each metric.
     """
+    from clue_core.config import check_evaluate
     from clue_core.evaluate import evaluate_file
 
+    check_evaluate(task=task, predictions=predictions, data_dir=data_dir, sample=sample, split=split,
+                   allow_missing=allow_missing)
     if sample and data_dir:
         raise ClueError("--sample and --data-dir exclude each other")
-    kernel = kernel or Kernel()
+    kernel = _kernel(kernel)
     spec = kernel.task(task)
     metrics, count = evaluate_file(kernel, spec, Path(predictions), data_dir=Path(data_dir) if data_dir else None,
                                    sample=sample, split=split, allow_missing=allow_missing)
@@ -95,9 +125,13 @@ def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = No
 def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = False,
            kernel: Kernel | None = None) -> list[CheckedFile]:
     """``clue-core submit``: check each run's submission files and pack them into one zip."""
+    from clue_core.config import check_flag, check_path, paths
     from clue_core.submission import build_submission
 
-    return build_submission(kernel or Kernel(), [Path(p) for p in run_dirs], Path(output), force=force)
+    if check_path("output", output) is None:
+        raise TypeError("output: expected the path of the zip to write, got None")
+    return build_submission(_kernel(kernel), paths("run_dirs", run_dirs), Path(output),
+                            force=check_flag("force", force))
 
 
 def report(paths: Sequence[PathLike], *, output_dir: PathLike | None = None, force: bool = False,
@@ -108,8 +142,12 @@ def report(paths: Sequence[PathLike], *, output_dir: PathLike | None = None, for
     The report is a plugin (``clue-report``): this runs its registered command, so a report
     section another plugin adds shows here too.
     """
-    args = [str(p) for p in paths]
-    if output_dir is not None:
+    from clue_core.config import check_flag, check_path
+    from clue_core.config import paths as path_list
+
+    args = [str(p) for p in path_list("paths", paths)]
+    check_flag("force", force)
+    if check_path("output_dir", output_dir) is not None:
         args += ["-o", str(output_dir)] + (["--force"] if force else [])
         invoke_command(kernel, "report", args)
         return json.loads((Path(output_dir) / "report.json").read_text(encoding="utf-8"))

@@ -17,7 +17,9 @@ specs declare (:mod:`clue_core.settings`), so a typo fails there with a did-you-
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import operator
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +97,8 @@ def _check(path: Path, data: dict[str, Any]) -> None:
     for key in ("model", "output_dir", "data_dir", "cache"):
         if key in data and not isinstance(data[key], str):
             raise InputError(path, "expected a string", field=key)
+    if "sample" in data and not isinstance(data["sample"], bool):  # sample = "no" was read as true
+        raise InputError(path, "expected true or false", field="sample")
 
 
 def parse_override(text: str) -> tuple[str, str]:
@@ -119,6 +123,12 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
     """
     from clue_core.planning import RunRequest
 
+    tasks, model, seed, limit = names("tasks", tasks), _text("model", model), _integer("seed", seed), _integer(
+        "limit", limit)
+    sample = _flag("sample", sample) if sample is not None else None
+    no_train, resume, overwrite = _flag("no_train", no_train), _flag("resume", resume), _flag("overwrite", overwrite)
+    config_file, data_dir, output_dir, cache_dir = (_path(n, v) for n, v in (
+        ("config", config_file), ("data_dir", data_dir), ("output_dir", output_dir), ("cache_dir", cache_dir)))
     config = load_config(config_file) if config_file else {}
     model_name = model or config.get("model")
     if not model_name:
@@ -134,9 +144,9 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         raise ClueError("--resume needs the --output-dir of the run to continue")
     cache_dir = cache_dir if cache_dir is not None else (Path(config["cache"]).expanduser() if config.get("cache")
                                                          else None)
-    typed = dict(overrides) if isinstance(overrides, Mapping) else dict(parse_override(item) for item in overrides)
+    typed = _overrides(overrides)
     return RunRequest(
-        tasks=list(tasks) or config.get("tasks", []),
+        tasks=tasks or config.get("tasks", []),
         model=model_name,
         data_dir=Path(data_dir) if data_dir is not None else None,
         sample=sample,
@@ -153,3 +163,106 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         overwrite=overwrite,
         command=list(command),
     )
+
+
+# -- the arguments of clue_core.api: what the command line's parser would have refused ----------
+
+
+class ArgumentError(ClueError, TypeError):
+    """An argument of the wrong type, given through :mod:`clue_core.api` (the command line's parser
+    refuses these before any code runs): one line naming the argument, a ``ClueError`` and a ``TypeError``."""
+
+
+def _wrong(name: str, expected: str, value: Any) -> ArgumentError:
+    return ArgumentError(f"{name}: expected {expected}, got {type(value).__name__} {value!r:.60}")
+
+
+def names(name: str, value: str | Sequence[str] | None) -> list[str]:
+    """Task names: one name, or a list of them (a string is one name, never its letters)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise _wrong(name, "a name or a list of names", value)
+    items = list(value)  # once: a generator is read a single time
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise _wrong(f"{name} item", "a name", item)
+    return items
+
+
+def paths(name: str, value: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """One path, or a list of them (a string is one path, never its characters)."""
+    if isinstance(value, (str, os.PathLike)):
+        value = [value]
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise _wrong(name, "a path or a list of paths", value)
+    items = list(value)
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise _wrong(f"{name} item", "a path (str or os.PathLike)", item)
+    return [Path(item) for item in items]
+
+
+def _path(name: str, value: Any) -> Any:
+    if value is None or isinstance(value, (str, os.PathLike)):
+        return value
+    raise _wrong(name, "a path (str or os.PathLike)", value)
+
+
+def _text(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):  # a trained model folder
+        return os.fspath(value)
+    raise _wrong(name, "a name", value)
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _wrong(name, "True or False", value)
+
+
+def _integer(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # an int, or numpy's
+        except TypeError:
+            pass
+    raise _wrong(name, "an integer", value)
+
+
+def _overrides(value: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
+    """``{"key": value}`` (typed values) or ``["key=value", …]`` (texts, as ``--set`` gives them)."""
+    if isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, str) or not key:
+                raise _wrong("overrides key", "a setting name", key)
+        return dict(value)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise _wrong("overrides", 'a mapping {"key": value} or a list of "key=value" texts', value)
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise _wrong("overrides item", 'a "key=value" text', item)
+    return dict(parse_override(item) for item in items)
+
+
+check_path, check_flag = _path, _flag
+
+
+def check_evaluate(*, task: Any, predictions: Any, data_dir: Any, sample: Any, split: Any, allow_missing: Any) -> None:
+    """``clue_core.api.evaluate``'s arguments, as ``clue-core evaluate``'s parser would have them."""
+    if _text("task", task) is None:
+        raise _wrong("task", "a name", task)
+    if _path("predictions", predictions) is None:
+        raise _wrong("predictions", "a path (str or os.PathLike)", predictions)
+    _path("data_dir", data_dir)
+    _flag("sample", sample)
+    _flag("allow_missing", allow_missing)
+    if not isinstance(split, str) or not split:
+        raise _wrong("split", "a split name", split)

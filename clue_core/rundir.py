@@ -23,6 +23,7 @@ import os
 import shutil
 import socket
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,7 +173,9 @@ class RunLock:
         record = {"pid": pid, "start": _process_start(pid), "host": socket.gethostname(),
                   "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": command}
         # written whole to a private file, then linked into place: a lock that exists is never half-written
-        private = self.path.with_name(f"{self.path.name}.{pid}")
+        # one private name per attempt: two threads of one process (two api.run calls) would otherwise
+        # share it, and one's cleanup would remove the file the other is about to link
+        private = self.path.with_name(f"{self.path.name}.{pid}.{uuid.uuid4().hex[:12]}")
         try:  # a full disk may fail the write after creating the file: it goes too
             private.write_text(json.dumps(record), encoding="utf-8")
             for _ in range(3):
