@@ -13,6 +13,7 @@ write a record its reader refuses.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 import time
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core import __version__
 from clue_core.atomic import write_json, write_jsonl
+from clue_core.errors import ClueError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
 from clue_core.record import MANIFEST, METRICS, RUN_SCHEMA, Manifest, Metrics, prediction_file
 from clue_core.rundir import SUBMISSION_DIR
@@ -69,6 +71,22 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
     return records
 
 
+def not_text(path: Path, exc: UnicodeEncodeError, records: Sequence[dict[str, Any]] = ()) -> ClueError:
+    """A lone surrogate (``"\\ud800"``, what a model decoding bytes badly returns) is no text UTF-8 can
+    hold: one line naming the file and the record, where the encoder's own error was a traceback that
+    left the staging folder behind."""
+    where = ""
+    for record in records:
+        try:
+            json.dumps(record, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            where = f" (the record of id {record.get('id')!r})"
+            break
+    bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+    return ClueError(f"{path}: cannot be written: the model's output holds {bad!r}{where}, a lone surrogate "
+                     f"that is not text (a model decoding bytes badly returns one); nothing was written")
+
+
 class RunWriter:
     """Writes one task's run into ``plan.paths.staging``; on a rank other than 0 it writes nothing
     but still builds the in-memory metrics every rank returns."""
@@ -84,10 +102,16 @@ class RunWriter:
     # -- the one place secrets are scrubbed -------------------------------------------------
 
     def _json(self, path: Path, document: Any) -> None:
-        write_json(path, self.plan.settings.scrub(document))
+        try:
+            write_json(path, self.plan.settings.scrub(document))
+        except UnicodeEncodeError as exc:
+            raise not_text(path, exc) from None
 
     def _jsonl(self, path: Path, records: list[dict[str, Any]]) -> None:
-        write_jsonl(path, self.plan.settings.scrub(records))
+        try:
+            write_jsonl(path, self.plan.settings.scrub(records))
+        except UnicodeEncodeError as exc:
+            raise not_text(path, exc, records) from None
 
     # -- the files -----------------------------------------------------------------------------
 
@@ -149,7 +173,11 @@ class RunWriter:
             examples = plan.tests[version.version].examples
             self._jsonl(prediction_file(self.folder, f"test-{version.version}"),
                         prediction_records(examples, tests[version.version]))
-            write(self.folder / SUBMISSION_DIR / version.submission_file, examples, tests[version.version])
+            target = self.folder / SUBMISSION_DIR / version.submission_file
+            try:
+                write(target, examples, tests[version.version])
+            except UnicodeEncodeError as exc:
+                raise not_text(target, exc) from None
             files.append(version.submission_file)
         self.submission_files = files
         return files

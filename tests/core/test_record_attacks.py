@@ -298,3 +298,32 @@ def test_resume_of_a_staging_folder_whose_manifest_is_cut_short_is_one_line(run_
     line = _one_line(run_cli("run", TASK, "--model", "baseline", "--sample", "-o", run_dir.parent, "--resume"))
     assert f"{staging / MANIFEST}: unreadable manifest" in line and "--overwrite" in line
     assert staging.is_dir()
+
+
+def test_a_lone_surrogate_in_a_models_output_is_one_line_and_leaves_nothing(isolated_kernel, tmp_path: Path,
+                                                                              monkeypatch) -> None:
+    """UTF-8 cannot hold "\\ud800" (what a model decoding bytes badly returns): the encoder's
+    UnicodeEncodeError was a traceback, and the staging folder stayed behind as if interrupted."""
+    import clue_example_plugin.hooks as hooks
+    from clue_core import runner
+    from clue_core.baseline import BaselineLearner
+    from clue_core.plugin import ModelSpec, Prediction, hookimpl
+
+    class Garbled(BaselineLearner):
+        def predict(self, examples):
+            return [Prediction(p.id, p.value, raw={"text": "broken \ud800 byte"}) for p in super().predict(examples)]
+
+    class Plugin:
+        @hookimpl
+        def clue_models(self):
+            return [ModelSpec("garbled", lambda argument, task, settings: Garbled(task.name, task.kind, task.labels),
+                              ("classification",), "garbled output", trains=False)]
+
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
+    isolated_kernel.register(hooks, "example")
+    isolated_kernel.register(Plugin(), "garbled")
+    request = runner.RunRequest(tasks=[TASK], model="garbled", sample=True, output_dir=tmp_path / "out")
+    with pytest.raises(ClueError, match=r"dev.jsonl: cannot be written: the model's output holds '\\ud800' "
+                                         r"\(the record of id .+\), a lone surrogate"):
+        runner.run(isolated_kernel, request, echo=lambda line: None)
+    assert not (tmp_path / "out").exists()
