@@ -330,7 +330,10 @@ class ReportSectionSpec(SpecMixin):
     ``html(data, kit) -> str`` renders the section's body; ``kit`` is the report's toolkit
     (tables, numbers, figures and charts drawn by the report), so a section plugin never
     imports matplotlib or the report itself. ``markdown(data, kit) -> list[str]`` gives its
-    lines in ``report.md``. ``order`` places it on the page (smaller first).
+    lines in ``report.md``. ``order`` places it on the page (smaller first). ``empty`` is what
+    ``report.json`` holds under the key when none of the inputs is found (``()`` is written as
+    ``[]``); ``None`` leaves the key out. A reader of report.json then finds the key whether or
+    not there was anything to show.
     """
 
     name: str
@@ -342,6 +345,7 @@ class ReportSectionSpec(SpecMixin):
     inputs: tuple[str, ...] = ()
     key: str = ""
     order: int = 100
+    empty: Any = None  # a tuple (written as a JSON list) or None
 
     @property
     def data_key(self) -> str:

@@ -3,8 +3,9 @@
 The report knows no section by name. For each registered
 :class:`~clue_core.plugin.ReportSectionSpec`, in ``order`` then name order, it hands the files
 named in the spec's ``inputs`` that it found among its paths (:func:`clue_report.collect.collect`)
-to ``build(files, report)``; a section with inputs but none of its files found is left out, one
-with no inputs is always built. The data goes into ``report.json`` under the spec's
+to ``build(files, report)``; a section with inputs but none of its files found is left out (its
+``empty`` value, when it has one, still goes into report.json under its key), one with no inputs
+is always built. The data goes into ``report.json`` under the spec's
 ``data_key``, its warnings to the top of the page, and ``html(data, kit)`` /
 ``markdown(data, kit)`` render it into a ``<section id=name>`` with a nav link and a
 ``## title`` in report.md. A ``ClueError`` a section raises is the command's one-line error;
@@ -96,6 +97,12 @@ def build_sections(kernel: Any, inputs: Sequence[Path], report: dict[str, Any]) 
     for spec, plugin in registered(kernel):
         section = Section(spec, plugin, [path for path in inputs if path.name in spec.inputs])
         if spec.inputs and not section.files:
+            if isinstance(spec.empty, tuple) and spec.data_key not in RESERVED and spec.data_key not in report:
+                try:  # the key is there, nothing is shown
+                    report[spec.data_key] = json.loads(json.dumps(spec.empty, allow_nan=False))
+                except (TypeError, ValueError) as exc:
+                    raise ClueError(f"report section {spec.name!r} (plugin {plugin}): its empty value is not "
+                                    f"plain JSON ({exc})") from None
             continue
         _check_place(section, built)
         # a copy: a section reads the report's data, it cannot change what the report shows

@@ -154,6 +154,7 @@ SUPERCLUE_SECTION = ReportSectionSpec(
     html=f"{_PACKAGE}.report_section:html",
     markdown=f"{_PACKAGE}.report_section:markdown",
     inputs=("comparison.json",),
+    empty=(),  # report.json has always held "comparisons": [] when there was none
     key="comparisons",
 )
 
