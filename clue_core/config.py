@@ -139,7 +139,8 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         data_dir = Path(config["data_dir"]).expanduser()
     if sample and data_dir:
         raise ClueError("--sample and --data-dir exclude each other")
-    output_dir = output_dir if output_dir is not None else config.get("output_dir")
+    if output_dir is None and config.get("output_dir"):  # "~/runs" in a file, as data_dir and cache are
+        output_dir = Path(config["output_dir"]).expanduser()
     if resume and not output_dir:
         raise ClueError("--resume needs the --output-dir of the run to continue")
     cache_dir = cache_dir if cache_dir is not None else (Path(config["cache"]).expanduser() if config.get("cache")

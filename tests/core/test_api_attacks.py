@@ -354,7 +354,8 @@ def test_a_config_sample_that_is_not_true_or_false_is_refused(tmp_path) -> None:
 
 def test_every_config_key_resolves_as_the_previous_release_did(tmp_path, monkeypatch) -> None:
     """What f079bfe's ``run`` built from a config file, key by key: ``~`` is expanded in data_dir and cache
-    (not in output_dir), relative paths stay relative to the current folder, flags win over the file."""
+    (and now in output_dir too: see the next test), relative paths stay relative to the current folder,
+    flags win over the file."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     config = tmp_path / "run.toml"
     config.write_text('model = "baseline"\ntasks = ["afqmc", "tnews"]\nseed = 7\noutput_dir = "~/runs"\n'
@@ -362,7 +363,7 @@ def test_every_config_key_resolves_as_the_previous_release_did(tmp_path, monkeyp
                       '[task.AFQMC]\nshots = 2\n', encoding="utf-8")
     request = run_request(config_file=config)
     assert (request.model, request.tasks, request.seed, request.limit) == ("baseline", ["afqmc", "tnews"], 7, 3)
-    assert request.output_dir == Path("~/runs") and request.data_dir == tmp_path / "home" / "data"
+    assert request.output_dir == tmp_path / "home" / "runs" and request.data_dir == tmp_path / "home" / "data"
     assert request.cache_dir == Path("rel/cache") and request.sample is False
     assert request.settings == {"shots": 1} and request.task_settings == {"afqmc": {"shots": 2}}
     flags = run_request(config_file=config, tasks=("tnews",), model="hf-tiny", seed=1, limit=2,
@@ -374,3 +375,15 @@ def test_every_config_key_resolves_as_the_previous_release_did(tmp_path, monkeyp
     assert sample.sample is True and sample.data_dir is None  # --sample drops the file's data_dir
     with pytest.raises(ClueError, match="--sample and --data-dir exclude each other"):
         run_request(config_file=config, sample=True, data_dir=Path("d"))
+
+
+def test_a_config_files_output_dir_expands_the_home_folder(tmp_path, monkeypatch):
+    """``output_dir = "~/runs"`` in a file means the home folder, as ``data_dir`` and ``cache`` do:
+    it made a folder literally named ``~`` in the current directory."""
+    from clue_core.config import run_request
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = tmp_path / "run.toml"
+    config.write_text('model = "baseline"\noutput_dir = "~/runs"\n', encoding="utf-8")
+    request = run_request(tasks=["afqmc"], config_file=config)
+    assert request.output_dir == tmp_path / "home" / "runs"
