@@ -73,3 +73,36 @@ def test_a_killed_run_resumes_without_repeating_a_request(tmp_path):
         assert server.repeated() == 0
         info = metrics(tmp_path / "o", "afqmc")["model_info"]
         assert info["predict_calls"][0]["cached"] == held
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_requests_hanging_at_the_server_ends_at_once_and_keeps_the_answers(tmp_path):
+    """Ctrl-C while two requests hang (timeout 60 s): the run ends within seconds, not after the timeout;
+    the answers that arrived are cached and the resumed run asks for none of them again."""
+    answered, hanging = 4, [True]
+    with OpenAIServer(always("蕴含"), model="tiny",
+                      faults=lambda index, path, body: "hang" if hanging[0] and index >= answered else None) as server:
+        command = [sys.executable, "-m", "clue_core", "run", "afqmc", *served(server, "--set", "mode=generate",
+                   "--set", "concurrency=2", "--set", "timeout=60", "-o", str(tmp_path / "o"),
+                   "--cache", str(tmp_path / "c"))]
+        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            _wait_while_running(process, lambda: len(server.requests) >= answered + 2)
+            _wait_while_running(process, lambda: _cached_entries(tmp_path / "c") >= answered)
+            interrupted = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            output = process.communicate(timeout=50)[0].decode()
+            seconds = time.monotonic() - interrupted
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+        assert process.returncode == 130, output
+        assert "interrupted: afqmc is kept unfinished" in output and seconds < 15, (seconds, output)
+        assert _cached_entries(tmp_path / "c") == answered
+        hanging[0] = False
+        resumed = run("afqmc", *served(server, "--set", "mode=generate", "-o", str(tmp_path / "o"),
+                                       "--cache", str(tmp_path / "c")), "--resume")
+        assert resumed.exit_code == 0, resumed.output
+        assert metrics(tmp_path / "o", "afqmc")["model_info"]["predict_calls"][0]["cached"] == answered

@@ -4,6 +4,11 @@ Every request is keyed (by the learner: the model's identity, the settings that 
 answers, the request itself); identical requests in one call are asked once. What the
 backend reports through ``done`` goes to the cache in one transaction per report, so a
 killed run keeps every finished batch and its rerun asks only for the rest.
+
+Each reported entry is checked with the same rule the cache applies when it reads one
+(:mod:`clue_models_llm.entries`) before it is kept: a backend that reports a NaN or positive
+log-probability, the wrong number of scores, a text that is not text or an index it was
+not asked for is one line naming it, and nothing of that answer is cached or predicted.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from clue_core.plugin import ClueError
 from clue_models_llm.backend import Backend, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache
 from clue_models_llm.entries import generation_ok, likelihood_ok
@@ -40,8 +46,12 @@ class Asker:
         self.echo(f"{self.name}: scoring {plural(len(requests), 'example')} by likelihood "
                   f"({len(requests) - len(missing)} cached)")
         if missing:
-            self.backend.score_choices([requests[i] for i in missing], ppl=ppl,
-                                       done=self._storer(results, [keys[i] for i in missing]))
+            asked = [requests[i] for i in missing]
+            self.backend.score_choices(asked, ppl=ppl, done=self._storer(
+                results, [keys[i] for i in missing], "score_choices",
+                lambda j, entry: likelihood_ok(entry, len(asked[j].choices), ppl),
+                "one finite log-probability <= 0 and one token count per choice"
+                + (", and the prompt's own" if ppl else "")))
         return self._all(keys, results, "score_choices")
 
     def generations(self, prompts: Sequence[str], options: GenerateOptions) -> list[dict[str, Any]]:
@@ -56,8 +66,9 @@ class Asker:
         missing = first_missing(keys, results)
         self.echo(f"{self.name}: generating {plural(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
         if missing:
-            self.backend.generate([prompts[i] for i in missing], options,
-                                  done=self._storer(results, [keys[i] for i in missing]))
+            self.backend.generate([prompts[i] for i in missing], options, done=self._storer(
+                results, [keys[i] for i in missing], "generate", lambda j, entry: generation_ok(entry),
+                "text, tokens and finish"))
         return self._all(keys, results, "generate")
 
     def _all(self, keys: Sequence[str], results: Mapping[str, Any], method: str) -> list[dict[str, Any]]:
@@ -68,13 +79,30 @@ class Asker:
                                f"{len(set(keys))} requests")
         return [results[key] for key in keys]
 
-    def _storer(self, results: dict[str, Any], keys: Sequence[str]) -> Callable[[Mapping[int, dict[str, Any]]], None]:
-        """``done`` for a backend call over the requests of ``keys``: keep what arrived and commit it at once."""
+    def _storer(self, results: dict[str, Any], keys: Sequence[str], method: str, valid: Callable[[int, Any], bool],
+                shape: str) -> Callable[[Mapping[int, dict[str, Any]]], None]:
+        """``done`` for a backend call over the requests of ``keys``: keep what arrived and commit it at once.
+
+        An entry ``valid`` refuses, or an index outside the call, is the backend's fault: the
+        report's good entries are kept, then one line names the backend and the request.
+        """
 
         def store(entries: Mapping[int, dict[str, Any]]) -> None:
-            keyed = {keys[index]: entry for index, entry in entries.items()}
+            keyed: dict[str, Any] = {}
+            fault = None
+            for index, entry in entries.items():
+                if not (isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(keys)):
+                    fault = fault or f"answered request {index!r}, but it was asked {plural(len(keys), 'request')}"
+                elif not valid(index, entry):
+                    fault = fault or (f"answered request {index} with an entry of the wrong shape (expected {shape}; "
+                                      f"got {_brief(entry)})")
+                else:
+                    keyed[keys[index]] = entry
             results.update(keyed)
             self.cache.put_many(keyed)
+            if fault:
+                raise ClueError(f"{self.name}: {type(self.backend).__name__}.{method} {fault}; that answer is not "
+                                f"cached")
 
         return store
 
@@ -92,3 +120,9 @@ def first_missing(keys: Sequence[str], results: Mapping[str, Any]) -> list[int]:
 
 def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _brief(entry: Any) -> str:
+    """An entry as a message shows it: its JSON, cut short."""
+    text = repr(entry) if not isinstance(entry, Mapping) else repr(dict(entry))
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -24,7 +24,10 @@ Answers travel as plain dicts, because they are what the result cache stores (JS
   (a server's separate reasoning text), ``tool_calls`` and ``usage``.
 
 Both methods report through ``done`` as answers arrive (batch by batch, or one by one), so
-the learner commits each to the cache at once and a killed run loses none.
+the learner commits each to the cache at once and a killed run loses none. ``done`` checks
+every entry first (:mod:`clue_models_llm.entries`): one of another shape, or a value no model
+gives (a NaN or positive log-probability, a score count other than the choices'), raises a
+one-line :class:`ClueError` naming the backend, and is never cached.
 """
 
 from __future__ import annotations

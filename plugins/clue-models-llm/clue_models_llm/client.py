@@ -22,11 +22,11 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -309,43 +309,51 @@ class ServerClient:
         """``(index, response)`` as answers arrive, ``concurrency`` at a time.
 
         The first failure stops new requests and is raised once those in flight end, so
-        every answer that did arrive has been yielded (and cached) first.
+        every answer that did arrive has been yielded (and cached) first. When the consumer
+        stops instead (Ctrl-C, an error of its own), nothing waits for the requests in
+        flight: the workers are daemon threads, so a hung server cannot hold the process for
+        ``timeout`` seconds; what they were still asking is lost, and asked again on resume.
         """
         if not bodies:
             return
-        pending: dict[Future[Any], int] = {}
-        queue = iter(range(len(bodies)))
-        failure: BaseException | None = None
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(bodies)),
-                                thread_name_prefix="clue-openai") as pool:
+        arrived: queue.SimpleQueue[tuple[int | None, Any, BaseException | None]] = queue.SimpleQueue()
+        indices = iter(range(len(bodies)))
+        taking = threading.Lock()
 
-            def submit_next() -> None:
-                index = next(queue, None)
-                if index is not None:
-                    pending[pool.submit(self.call, kind, bodies[index])] = index
-
-            for _ in range(min(self.concurrency, len(bodies))):
-                submit_next()
-            stopped = True
+        def work() -> None:
             try:
-                while pending:
-                    done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                    for future in done:
-                        index = pending.pop(future)
-                        error = future.exception()
-                        if error is not None:
-                            failure = failure or error
-                            self._stopping.set()  # the run ends: requests still retrying give up
-                            continue
-                        if failure is None:
-                            submit_next()
-                        yield index, future.result()
-                stopped = False
+                while not self._stopping.is_set():
+                    with taking:
+                        index = next(indices, None)
+                    if index is None:
+                        return
+                    try:
+                        arrived.put((index, self.call(kind, bodies[index]), None))
+                    except BaseException as exc:  # said by the consumer, once
+                        arrived.put((index, None, exc))
             finally:
-                if stopped:  # an exception here, or the consumer stopped: threads stop retrying and waiting
-                    self._stopping.set()
-                for future in pending:
-                    future.cancel()
+                arrived.put((None, None, None))
+
+        workers = [threading.Thread(target=work, name=f"clue-openai-{n}", daemon=True)
+                   for n in range(min(self.concurrency, len(bodies)))]
+        for worker in workers:
+            worker.start()
+        failure: BaseException | None = None
+        running, stopped = len(workers), True
+        try:
+            while running:
+                index, response, error = arrived.get()
+                if index is None:
+                    running -= 1
+                elif error is not None:
+                    failure = failure or error
+                    self._stopping.set()  # the run ends: no new request, and those still retrying give up
+                else:
+                    yield index, response
+            stopped = False
+        finally:
+            if stopped:  # the consumer stopped: threads stop retrying and waiting, and nobody waits for them
+                self._stopping.set()
         if failure is not None:
             raise failure
 
