@@ -240,36 +240,41 @@ def _resolves(ref: Any, what: str) -> str | None:
     return None
 
 
-def _recommended(kernel: Kernel, task: TaskSpec) -> list[tuple[str, str]]:
-    """``(key, where it is recommended)`` for every plugin value that may reach ``task``'s runs: the
-    task's recommendations and per-model ones, and those of each installed model that answers its kind
-    (``"*"``, the kind, its recipe for the task), as the run's model or as a judge."""
-    found = [(key, "its recommendations") for key in task.recommendations]
-    found += [(key, f"its model_recommendations for {model!r}")
-              for model, values in task.model_recommendations.items() for key in values]
+#: What a model that is not installed declares (unknown).
+_ABSENT = frozenset({"\0absent"})
+#: ``(key, where it is recommended, the model it is for, what that model declares)``; ``None``: any model.
+Advice = tuple[str, str, str | None, frozenset[str] | None]
+
+
+def _recommended(kernel: Kernel, task: TaskSpec) -> list[Advice]:
+    """Every plugin value that may reach ``task``'s runs: the task's, and those for or of each installed model."""
+    found: list[Advice] = [(key, "its recommendations", None, None) for key in task.recommendations]
+    for name, values in task.model_recommendations.items():
+        model = kernel.models.get(name) or kernel.models.get(name.partition(":")[0])
+        names = frozenset(s.name for s in model.settings) if model else _ABSENT
+        found += [(key, f"its model_recommendations for {name!r}", name, names) for key in values]
     for model in kernel.models.values():
         if task.kind not in model.kinds:
             continue
-        for kind in ("*", task.kind):
-            found += [(key, f"model {model.name}'s recommendations for {kind!r}")
-                      for key in model.recommendations.get(kind, {})]
-        found += [(key, f"model {model.name}'s recipe for it") for key in model.recipes.get(task.name, {})]
+        names = frozenset(s.name for s in model.settings)
+        sources = [(f"recommendations for {kind!r}", model.recommendations.get(kind, {})) for kind in ("*", task.kind)]
+        for what, values in [*sources, ("recipe for it", model.recipes.get(task.name, {}))]:
+            found += [(key, f"model {model.name}'s {what}", model.name, names) for key in values]
     return found
 
 
 def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str], None] | None = None
                             ) -> list[str]:
-    """Recommended keys that neither the task (its settings, decode step and metrics) nor any
-    installed model declares. A run drops such a value without a word (a recommendation for a
-    model that does not read it must not fail a run), so this is where a typo is seen.
+    """Recommended keys that the models they reach do not declare (a run drops them without a word).
 
-    A key some installed model declares is fine (the run's model may not read it); a key under a
-    model-naming setting (``judge.max_new_tokens``) is read by whichever model the setting names,
-    so any installed model's declaration will do. An undeclared key is a problem when it is a
-    near-miss of a declared one (a typo, said with a did-you-mean) or run control (``seed``);
-    otherwise it is only a warning, since a model plugin that is not installed may read it (the
-    SuperCLUE task's LLM settings without clue-models-llm). So is a ``model_recommendations``
-    entry for a model that is not installed.
+    A task's own recommendation may be read by the task or any installed model; one for a given
+    model (its recommendations and recipes, the task's ``model_recommendations`` for it) by that
+    model or the task, else it is a warning. ``judge.x`` is read by whichever model ``judge``
+    names, so any installed model's ``x`` will do. An undeclared key is a problem when it is a
+    typo of a declared one (a did-you-mean) or run control (``seed``); otherwise a warning, since
+    a model plugin that is not installed may read it. A ``model_recommendations`` entry for a
+    model that is not installed is one warning (its typos are warnings too: what it declares is
+    unknown).
     """
     from clue_core.settings import RUN_CONTROL
 
@@ -280,22 +285,30 @@ def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str]
     own = [*task.settings, *task.decode_settings,
            *(s for name in task.metrics if name in kernel.metrics for s in kernel.metrics[name].settings)]
     declared = [*own, *(s for model in kernel.models.values() for s in model.settings)]
-    models = {s.name for model in kernel.models.values() for s in model.settings}
-    flat = {s.name for s in declared}
-    namespaces = {s.name for s in declared if s.names_model}
+    models, own_names = {s.name for m in kernel.models.values() for s in m.settings}, {s.name for s in own}
+    flat, namespaces = {s.name for s in declared}, {s.name for s in declared if s.names_model}
     problems = []
-    for key, where in dict.fromkeys(_recommended(kernel, task)):
+    for key, where, model, names in dict.fromkeys(_recommended(kernel, task)):
         head, dot, rest = key.partition(".")
-        if key in flat or (dot and head in namespaces and rest in models):
+        if dot and head in namespaces and rest in models:
+            continue
+        if names is not None and names is not _ABSENT and key in flat and key not in names | own_names:
+            say(f"{where} set {key!r}, which model {model} does not declare (its runs drop it)")
+            continue
+        if key in flat:
             continue
         if key in RUN_CONTROL:
             problems.append(f"{where} set {key!r}, which is run control, not a setting ({RUN_CONTROL[key]})")
             continue
         near = _near_misses(key, flat, namespaces, models)
         if near:
-            problems.append(f"{where} set {key!r}, which neither the task nor any installed model declares; "
-                            f"did you mean {' or '.join(map(repr, near))}?")
-        else:
+            line = (f"{where} set {key!r}, which neither the task nor any installed model declares; "
+                    f"did you mean {' or '.join(map(repr, near))}?")
+            if names is _ABSENT:
+                say(f"{line} (model {model} is not installed)")
+            else:
+                problems.append(line)
+        elif names is not _ABSENT:  # an absent model's keys: its one warning below says it
             say(f"{where} set {key!r}, which neither the task nor any installed model declares (no run reads it)")
     for model in task.model_recommendations:
         if model not in kernel.models and model.partition(":")[0] not in kernel.models:
@@ -304,20 +317,17 @@ def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str]
 
 
 def _near_misses(key: str, flat: set[str], namespaces: set[str], models: set[str]) -> list[str]:
-    """Declared names one or two keystrokes from ``key`` (``learnig_rate``, ``jugde.mode``), compared
-    part by part so that a shared ``judge.`` does not make every judge setting look close."""
-    import difflib
-
-    def close(word: str, known: set[str]) -> list[str]:
-        return difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.8)
+    """Declared names a typo away from ``key`` (``learnig_rate``, ``jugde.mode``), compared part by
+    part so that a shared ``judge.`` does not make every judge setting look close."""
+    from clue_core.settings import typos
 
     head, dot, rest = key.partition(".")
     if not dot:
-        return close(key, flat)
+        return typos(key, flat)
     if head in namespaces:
-        return [f"{head}.{name}" for name in close(rest, models)]
-    return [f"{space}.{name}" for space in close(head, namespaces)
-            for name in ([rest] if rest in models else close(rest, models))]
+        return [f"{head}.{name}" for name in typos(rest, models)]
+    return [f"{space}.{name}" for space in typos(head, namespaces)
+            for name in ([rest] if rest in models else typos(rest, models))]
 
 
 def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
@@ -327,8 +337,10 @@ def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
     Reads the bundled sample, or ``data_dir`` when given; every readable split that is
     present goes through the reader and the kernel's example checks. Recommended settings
     that nothing installed declares are problems too (:func:`recommendation_problems`).
+    Each problem is one line (an exception's message that spans lines is folded).
     """
-    return recommendation_problems(kernel, task, echo) + _read_problems(kernel, task, data_dir, echo)
+    found = recommendation_problems(kernel, task, echo) + _read_problems(kernel, task, data_dir, echo)
+    return [" ".join(problem.split()) for problem in found]
 
 
 def _read_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None, echo: Callable[[str], None] | None

@@ -249,6 +249,32 @@ def unknown_setting(key: str, known: Iterable[str], source: str) -> SettingError
                         f"'clue-core run … --dry-run' lists the settings this run reads")
 
 
+def typos(word: str, known: set[str]) -> list[str]:
+    """Names a keystroke or two from ``word`` (one for short words), closest first; ``batch_size`` is no
+    typo of ``eval_batch_size``."""
+    limit = 1 if len(word) <= 4 else 2
+    found = sorted((distance, name) for name in known if (distance := keystrokes(word, name, limit)) <= limit)
+    return [name for _, name in found[:3]]
+
+
+def keystrokes(a: str, b: str, limit: int) -> int:
+    """Edits from ``a`` to ``b`` (a character added, dropped, changed, or two neighbours swapped);
+    ``limit + 1`` where their lengths alone differ by more than ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, row = row, current
+    return row[-1]
+
+
 def redact_command(argv: Sequence[str], secret_names: Iterable[str] = ()) -> list[str]:
     """The command line as it may be recorded: the value of every ``--set`` of a secret setting,
     or of a key that looks like one (``api_key``, ``token``, ``password``), becomes ``***``."""
