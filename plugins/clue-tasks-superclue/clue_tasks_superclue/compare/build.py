@@ -1,4 +1,4 @@
-"""Assemble ``comparison.json`` from checked runs: names, scores, win/tie/loss, quadrant, maturity.
+"""Assemble ``comparison.json`` from checked runs: names, scores, win/tie/loss, ratings, quadrant, maturity.
 
 Every model is compared over the reference's question ids; runs of different question
 sets are refused (a total over other questions is not comparable), and so are runs that
@@ -16,6 +16,7 @@ from clue_tasks_superclue import dimensions as names
 from clue_tasks_superclue.compare import scores
 from clue_tasks_superclue.compare.comparison_file import SCHEMA
 from clue_tasks_superclue.compare.runs import Run
+from clue_tasks_superclue.compare.standings import RatingOptions, standings
 from clue_tasks_superclue.run_folder import task_folder
 
 #: How many differing ids an error shows.
@@ -73,11 +74,12 @@ def _rounded(values: dict[str, float]) -> dict[str, float]:
     return {k: round(v, 4) for k, v in values.items()}
 
 
-def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
-                     warnings: list[str]) -> dict[str, Any]:
+def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float, warnings: list[str],
+                     ratings: RatingOptions | None = None, seed: int = 0) -> dict[str, Any]:
     """The comparison document (without the optional human and judge agreement parts)."""
     check_same_questions(runs, reference)
     dimensions, categories = layout(runs)
+    rated, points = standings(runs, reference, tie_margin, ratings or RatingOptions(), seed, warnings)
     models = []
     per_dimension: dict[str, dict[str, float]] = {}
     for run in runs:
@@ -88,6 +90,9 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
         if unjudged:
             warnings.append(f"{run.model}: {unjudged} of {result['questions']} questions unjudged, "
                             "left out of its scores")
+        if run.checker_errors:
+            warnings.append(f"{run.model}: the checker failed on {run.checker_errors} of {result['questions']} "
+                            "questions, scored as their records' 'passed' says")
         per_dimension[run.model] = result["dimensions"]  # type: ignore[assignment]
         model: dict[str, Any] = {
             "name": run.model, "kind": run.kind or "", "parameters": run.parameters, "run": str(run.path),
@@ -95,6 +100,7 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
             "dimensions": _rounded(result["dimensions"]),  # type: ignore[arg-type]
             "categories": _rounded(result["categories"])}  # type: ignore[arg-type]
         if run is not reference:
+            model.update(points[run.model])
             versus = scores.versus_reference(run, reference, tie_margin, dimensions)
             if versus is not None:  # else no question judged in both: the report's check warns
                 model["vs_reference"] = versus
@@ -104,6 +110,7 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
         models.append(model)
     document: dict[str, Any] = {
         "schema": SCHEMA, "version": 1, "benchmark": "SuperCLUE", "title": "SuperCLUE comparison",
+        "task": reference.task,
         "judge": _judge(runs, warnings), "reference": reference.model, "tie_margin": tie_margin,
         "dimensions": names.named(dimensions, names.DIMENSION_EN),
         "categories": [{**names.named([c], names.CATEGORY_EN)[0], "dimensions": members}
@@ -111,6 +118,7 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float,
         "models": models,
         "maturity": scores.maturity(per_dimension, dimensions),
         "maturity_definition": scores.MATURITY_DEFINITION,
+        **rated,
     }
     scored = {d for model in models for d in model["dimensions"]}  # a dimension nobody was judged on has no place
     axes = {key: (name, english, [d for d in members if d in scored])

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from clue_core.plugin import ClueError, atomic_open, disk_fault_message, format_table
+from clue_core.plugin import METRICS, ClueError, atomic_open, disk_fault_message, format_table
 from clue_tasks_superclue.compare import sheet
 from clue_tasks_superclue.compare.build import build_comparison
 from clue_tasks_superclue.compare.comparison_file import COMPARISON, load_comparison
 from clue_tasks_superclue.compare.human import human_ranking
-from clue_tasks_superclue.compare.runs import Run, load_run
-from clue_tasks_superclue.run_folder import task_folder
+from clue_tasks_superclue.compare.runs import Run, find_folder, load_run
+from clue_tasks_superclue.compare.standings import RatingOptions
 
 DEFAULT_SHEET_SIZE = 100
 
@@ -30,7 +30,7 @@ class CompareOptions:
     runs: list[Path]
     reference: Path
     output_dir: Path
-    task: str = "superclue"
+    task: str | None = None
     tie_margin: float = 0.5
     human: Path | None = None
     export_sheet: Path | None = None
@@ -38,6 +38,7 @@ class CompareOptions:
     seed: int = 0
     import_sheet: Path | None = None
     force: bool = False
+    ratings: RatingOptions = field(default_factory=RatingOptions)
 
 
 @dataclass
@@ -48,15 +49,20 @@ class CompareResult:
 
 
 def _runs(options: CompareOptions) -> tuple[list[Run], Run]:
-    """The runs in order (the reference first unless given among them), each read once."""
+    """The runs in order (the reference first unless given among them), each read once, all of one task."""
     paths = [options.reference, *options.runs]
     read: dict[Path, Run] = {}
     for path in paths:
-        key = task_folder(path, options.task).resolve()
+        key = find_folder(path, options.task).resolve()
         if key not in read:
             read[key] = load_run(path, options.task)
+            first, run = next(iter(read.values())), read[key]
+            if run.task != first.task:
+                raise ClueError(f"{run.path / METRICS}: field 'task': a run of {run.task!r}, not "
+                                f"{first.task!r} like the reference run {first.path}; a comparison holds runs "
+                                "of one task")
     runs = list(read.values())
-    reference = read[task_folder(options.reference, options.task).resolve()]
+    reference = read[find_folder(options.reference, options.task).resolve()]
     by_name: dict[str, Run] = {}
     for run in runs:
         if run.model in by_name:
@@ -157,7 +163,7 @@ def compare_command(options: CompareOptions) -> CompareResult:
     target = _check_outputs(options)
     runs, reference = _runs(options)
     warnings: list[str] = []
-    document = build_comparison(runs, reference, options.tie_margin, warnings)
+    document = build_comparison(runs, reference, options.tie_margin, warnings, options.ratings, options.seed)
     if options.human is not None:
         totals = {m["name"]: m["total"] for m in document["models"]}
         document["human_ranking"], found = human_ranking(options.human, totals)
