@@ -120,14 +120,56 @@ CLOSE_METRIC = MetricSpec(
 )
 
 
+#: SuperCLUE-CPIFOpen (Chinese precise instruction following): each prompt's own Python checker decides, run
+#: as the official evaluator runs it but in a sandbox (cpif_metric, sandbox; docs/superclue.md).
+CPIF = TaskSpec(
+    name="superclue-cpif",
+    kind=OPEN_QUESTION,
+    description="SuperCLUE-CPIFOpen: Chinese precise instruction following, each answer checked by the prompt's "
+                "own checker code (the official evaluator's rules) in a sandbox",
+    reader=f"{_PACKAGE}.cpif_reader:read",
+    metrics=("superclue_cpif",),
+    primary_metric="accuracy",
+    splits=("dev",),
+    data_files=("superclue-all-jqzl.json",),
+    sample=f"{_PACKAGE}:cpif_sample",
+    recommendations={"mode": "generate", "stop": "", "max_new_tokens": 2048},
+    model_recommendations={"llm-tiny": {"max_new_tokens": 32}},
+    prompt=Prompt(instruction="", template="", answer_prefix=""),  # each prompt asked exactly as the file has it
+    notes="The bundled sample (6 prompts with checkers) is written by this project; the official file is "
+          "CLUEbenchmark/SuperCLUE-CPIFOpen's superclue-all-jqzl.json (--data-dir).",
+)
+
+CPIF_COUNTS = ("prompts", "passed", "checker_errors")
+
+CPIF_METRIC = MetricSpec(
+    name="superclue_cpif",
+    compute=f"{_PACKAGE}.cpif_metric:compute",
+    description="the percentage of prompts whose checker passes the answer (official SuperCLUE-CPIFOpen rules, run "
+                "in a sandbox); checker_errors counts checkers that raised, timed out or were refused",
+    kinds=(OPEN_QUESTION,),
+    produces=("accuracy", *CPIF_COUNTS),
+    counts=CPIF_COUNTS,
+    settings=(
+        Setting("sandbox", str, "auto", "where checkers run: auto (bubblewrap if it works, else a fenced process, "
+                "with one warning), bwrap (required), process", choices=("auto", "bwrap", "process")),
+        Setting("sandbox_timeout", float, 10.0, "wall-clock seconds per check", above=0),
+        Setting("sandbox_cpu", float, 5.0, "CPU seconds per check", above=0),
+        Setting("sandbox_memory_mb", int, 512, "address-space limit of a checker worker, MB", minimum=64),
+        Setting("sandbox_workers", int, 2, "checker worker processes run in parallel", minimum=1, maximum=64),
+        Setting("sandbox_imports", str, "", "modules checkers may import beyond the official ones, comma-separated"),
+    ),
+)
+
+
 @hookimpl
 def clue_tasks() -> list[TaskSpec]:
-    return [SUPERCLUE, CLOSE]
+    return [SUPERCLUE, CLOSE, CPIF]
 
 
 @hookimpl
 def clue_metrics() -> list[MetricSpec]:
-    return [SUPERCLUE_METRIC, CLOSE_METRIC]
+    return [SUPERCLUE_METRIC, CLOSE_METRIC, CPIF_METRIC]
 
 
 #: ``clue-core compare``: its help is written here so that ``clue-core --help`` imports no click command.
