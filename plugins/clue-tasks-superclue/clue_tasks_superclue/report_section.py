@@ -5,7 +5,9 @@ here. :func:`build` checks every ``comparison.json`` among the report's paths (w
 ``clue-core compare``, read by :mod:`clue_tasks_superclue.compare.comparison_file`); its list
 is ``report.json``'s ``comparisons``. :func:`html` shows each comparison's scores per
 dimension and category, win/tie/loss against the reference (from grades and, when judged so,
-pairwise), the capability quadrant, the maturity index and the agreement with people;
+pairwise), the ratings (Bradley–Terry with its interval, Elo, SuperCLUE points; a comparison
+written before them has none and shows none), the capability quadrant, the maturity index and
+the agreement with people;
 :func:`markdown` gives the same tables for ``report.md``. Everything is drawn through the
 report's ``kit`` (tables, numbers, charts from plain data): this plugin imports neither the
 report nor matplotlib.
@@ -54,6 +56,52 @@ def _outcomes(comparison: Mapping[str, Any], kit: Any, key: str = "vs_reference"
         return ""
     return ("<h4>Win / tie / loss (%) against " + escape(comparison["reference"]) + escape(how) + "</h4>"
             + kit.table(["model", "overall", *map(escape, dims)], rows))
+
+
+def _rated(comparison: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The models, best Bradley–Terry rating first (those without one last, in the file's order)."""
+    fitted = comparison.get("bradley_terry") or {}
+    return sorted(comparison["models"], key=lambda m: -fitted[m["name"]]["rating"] if m["name"] in fitted else 0)
+
+
+def _points_cell(model: Mapping[str, Any], reference: str) -> str:
+    if model["name"] == reference:
+        return "(reference)"
+    if model.get("points") is None:
+        return "—"
+    of = f" / {model['points_max']}" if model.get("points_max") is not None else ""
+    return f"{model['points']:g}{of}"
+
+
+def ratings_note(comparison: Mapping[str, Any]) -> str:
+    """What the ratings' numbers are on: the scale, the bootstrap, Elo's K and orders, the points' rule."""
+    parts = ["Bradley–Terry: maximum-likelihood fit over every pair of models' per-question games (ties half "
+             "a win each); the models' mean is 1000 and a gap of 400 means odds of 10 to 1"]
+    if comparison.get("bradley_terry_bootstrap"):
+        parts.append(f"95% intervals from {comparison['bradley_terry_bootstrap']} bootstrap rounds over questions")
+    if comparison.get("bradley_terry_prior"):
+        parts.append("fitted with one virtual tie per model (the plain MLE diverges: a model never loses)")
+    if comparison.get("elo") is not None:
+        parts.append(f"Elo: online, K = {comparison.get('elo_k', '?'):g}, mean of {comparison.get('elo_orders', '?')} "
+                     "shuffled orders" if comparison.get("elo_k") is not None else "Elo: online updates")
+    parts.append(f"points against {comparison['reference']}: win 3, tie 1, loss 0 per question")
+    return "; ".join(parts) + "."
+
+
+def _ratings(comparison: Mapping[str, Any], kit: Any) -> str:
+    """Bradley–Terry rating with its interval, Elo and points, one row per model (nothing for older files)."""
+    fitted, board = comparison.get("bradley_terry"), comparison.get("elo")
+    if fitted is None and board is None:
+        return ""
+    escape, num = kit.escape, kit.num
+    rows = []
+    for model in _rated(comparison):
+        bt = (fitted or {}).get(model["name"])
+        interval = f"{bt['ci_low']:.1f} – {bt['ci_high']:.1f}" if bt else "—"
+        rows.append([escape(model["name"]), num(bt["rating"] if bt else None, detail=interval),
+                     num((board or {}).get(model["name"])), escape(_points_cell(model, comparison["reference"]))])
+    return ("<h4>Ratings</h4><p class='muted'>" + escape(ratings_note(comparison)) + "</p>"
+            + kit.table(["model", "Bradley–Terry (95% interval)", "Elo", "points"], rows))
 
 
 def _human_ranking(comparison: Mapping[str, Any], kit: Any) -> str:
@@ -166,6 +214,7 @@ def html(comparisons: Sequence[Mapping[str, Any]], kit: Any) -> str:
         parts.append(_score_charts(index, comparison, kit))
         parts.append(_outcomes(comparison, kit))
         parts.append(_outcomes(comparison, kit, "vs_reference_pairwise", " (pairwise verdicts)"))
+        parts.append(_ratings(comparison, kit))
         parts.append(_quadrant(comparison, kit))
         parts.append(_quadrant_chart(index, comparison, kit))
         parts.append(_maturity(comparison, kit))
@@ -188,6 +237,21 @@ def markdown(comparisons: Sequence[Mapping[str, Any]], kit: Any) -> list[str]:
     return lines
 
 
+def _markdown_ratings(comparison: Mapping[str, Any], kit: Any) -> list[str]:
+    fitted, board = comparison.get("bradley_terry"), comparison.get("elo")
+    if fitted is None and board is None:
+        return []
+    number = kit.number
+    rows = []
+    for model in _rated(comparison):
+        bt = (fitted or {}).get(model["name"])
+        rows.append([model["name"], number(bt["rating"] if bt else None, 1),
+                     f"{bt['ci_low']:.1f} – {bt['ci_high']:.1f}" if bt else "—",
+                     number((board or {}).get(model["name"]), 1), _points_cell(model, comparison["reference"])])
+    return ["", kit.md_table(["model", "Bradley–Terry", "95% interval", "Elo", "points"], rows), "",
+            ratings_note(comparison)]
+
+
 def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
     number, md_table = kit.number, kit.md_table
     dims = comparison["dimensions"]
@@ -203,6 +267,7 @@ def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
     versus = [m for m in comparison["models"] if m.get("vs_reference")]
     if versus:
         lines += ["", _shares(kit, versus, "vs_reference")]
+    lines += _markdown_ratings(comparison, kit)
     quadrant = comparison["quadrant"]
     if quadrant:
         x, y = quadrant["x"], quadrant["y"]

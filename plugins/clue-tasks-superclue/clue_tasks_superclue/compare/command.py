@@ -109,9 +109,28 @@ def screen_table(document: dict[str, Any]) -> str:
     return format_table(rows)
 
 
+def ratings_table(document: dict[str, Any]) -> str:
+    """Models by Bradley-Terry rating: its 95% interval, Elo, and SuperCLUE points against the reference."""
+    fitted, board = document["bradley_terry"], document["elo"]
+    rows = [["model", "Bradley-Terry", "95% interval", "Elo", "points"]]
+    for model in sorted(document["models"], key=lambda m: -fitted[m["name"]]["rating"]):
+        bt = fitted[model["name"]]
+        points = ("(reference)" if model["name"] == document["reference"]
+                  else f"{model['points']:g}/{model['points_max']}")
+        rows.append([model["name"], f"{bt['rating']:.1f}", f"{bt['ci_low']:.1f} to {bt['ci_high']:.1f}",
+                     f"{board[model['name']]:.1f}", points])
+    return format_table(rows)
+
+
 def _lines(document: dict[str, Any]) -> list[str]:
+    prior = " (with a virtual-tie prior: the MLE diverges)" if document["bradley_terry_prior"] else ""
     lines = [screen_table(document), f"win/tie/loss against {document['reference']}: points differing by more "
-                                     f"than {document['tie_margin']:g} on the 0-10 scale"]
+                                     f"than {document['tie_margin']:g} on the 0-10 scale",
+             ratings_table(document),
+             f"ratings: {document['ratings_games']} games (every pair of models, every question); Bradley-Terry "
+             f"mean 1000, 400 points = odds of 10 to 1, intervals from {document['bradley_terry_bootstrap']} "
+             f"bootstrap rounds{prior}"
+             f"; Elo K {document['elo_k']:g} over {document['elo_orders']} orders; points: win 3, tie 1, loss 0"]
     if document["maturity"]:
         lines.append("maturity: " + ", ".join(f"{m['dimension']} {m['index']:.2f} ({m['band']})"
                                                for m in document["maturity"]))

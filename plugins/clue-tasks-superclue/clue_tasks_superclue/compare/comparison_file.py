@@ -7,13 +7,16 @@ dimension is a number in 0-1 with a band (high ≥ 0.8, middle ≥ 0.6, low belo
 capability quadrant places each model by the mean of its scores over the dimensions the
 file assigns to each axis (基础能力 on x, 应用能力 on y by default), so the axes always
 say which dimensions they average. Optional parts, checked when present: win/tie/loss from
-pairwise verdicts, the maturity index's definition, agreement with a human ranking and the
-judge's agreement with people.
+pairwise verdicts, the maturity index's definition, agreement with a human ranking, the
+judge's agreement with people, and the ratings (``bradley_terry`` with its intervals, ``elo``,
+each model's SuperCLUE ``points``; see :mod:`clue_tasks_superclue.compare.standings`), which a
+comparison written before them lacks and still reads.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,6 +65,11 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise self.fail(where, f"expected a count (an integer ≥ 0), got {value!r}")
         return value
+
+    def finite(self, value: Any, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(where, f"expected a finite number, got {value!r}")
+        return float(value)
 
     def number(self, value: Any, where: str, low: float, high: float) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
@@ -143,6 +151,68 @@ def _judge_agreement(check: _Checker, value: Any) -> dict[str, Any]:
     return result
 
 
+def _points(check: _Checker, raw: dict[str, Any], where: str) -> dict[str, float]:
+    """A model's SuperCLUE points against the reference (3 a win, 1 a tie) and their maximum."""
+    found: dict[str, float] = {}
+    if raw.get("points") is not None:
+        found["points"] = check.finite(raw["points"], f"{where}.points")
+        if found["points"] < 0:
+            raise check.fail(f"{where}.points", f"expected a number ≥ 0, got {raw['points']!r}")
+    if raw.get("points_max") is not None:
+        found["points_max"] = check.count(raw["points_max"], f"{where}.points_max")
+        if found.get("points", 0) > found["points_max"]:
+            raise check.fail(f"{where}.points", f"{found['points']:g} is more than points_max {found['points_max']}")
+    return found
+
+
+def _ratings(check: _Checker, data: dict[str, Any], names: list[str], warnings: list[str]) -> dict[str, Any]:
+    """``bradley_terry``, ``elo`` and their parameters, each checked when present (older files have none)."""
+    result: dict[str, Any] = {"bradley_terry": None, "elo": None}
+
+    def known(name: str, where: str) -> None:
+        if name not in names:
+            raise check.fail(f"{where}.{name}", "not one of the compared models")
+
+    if data.get("bradley_terry") is not None:
+        fitted = {}
+        for name, value in check.obj(data["bradley_terry"], "bradley_terry").items():
+            known(name, "bradley_terry")
+            where = f"bradley_terry.{name}"
+            value = check.obj(value, where)
+            fitted[name] = {key: check.finite(value.get(key), f"{where}.{key}")
+                            for key in ("rating", "ci_low", "ci_high")}
+            if fitted[name]["ci_low"] > fitted[name]["ci_high"]:
+                raise check.fail(f"{where}.ci_low", "is above ci_high")
+        result["bradley_terry"] = fitted
+    if data.get("elo") is not None:
+        board = check.obj(data["elo"], "elo")
+        for name in board:
+            known(name, "elo")
+        result["elo"] = {name: check.finite(value, f"elo.{name}") for name, value in board.items()}
+    for key in ("bradley_terry", "elo"):
+        missing = [n for n in names if result[key] is not None and n not in result[key]]
+        if missing:
+            warnings.append(f"{key}: no rating for {', '.join(missing)}")
+    for key in ("bradley_terry_bootstrap", "elo_orders", "ratings_games"):
+        if data.get(key) is not None:
+            result[key] = check.count(data[key], key)
+    if data.get("elo_k") is not None:
+        result["elo_k"] = check.finite(data["elo_k"], "elo_k")
+        if result["elo_k"] <= 0:
+            raise check.fail("elo_k", f"expected a number above 0, got {data['elo_k']!r}")
+    if data.get("bradley_terry_prior") is not None:
+        if not isinstance(data["bradley_terry_prior"], bool):
+            raise check.fail("bradley_terry_prior", f"expected true or false, got {data['bradley_terry_prior']!r}")
+        result["bradley_terry_prior"] = data["bradley_terry_prior"]
+    if data.get("ratings_seed") is not None:
+        if isinstance(data["ratings_seed"], bool) or not isinstance(data["ratings_seed"], int):
+            raise check.fail("ratings_seed", f"expected an integer, got {data['ratings_seed']!r}")
+        result["ratings_seed"] = data["ratings_seed"]
+    if data.get("ratings_definition") is not None:
+        result["ratings_definition"] = check.text(data["ratings_definition"], "ratings_definition")
+    return result
+
+
 def _axis(check: _Checker, value: Any, where: str, dimensions: list[str], default: str) -> dict[str, Any]:
     axis = check.obj(value, where)
     members = [check.text(d, f"{where}.dimensions") for d in check.items(axis.get("dimensions"), f"{where}.dimensions")]
@@ -189,6 +259,7 @@ def load_comparison(path: Path) -> dict[str, Any]:
         if raw.get("vs_reference_pairwise") is not None:
             model["vs_reference_pairwise"] = _versus(check, raw["vs_reference_pairwise"],
                                                      f"{where}.vs_reference_pairwise", dim_names)
+        model.update(_points(check, raw, where))
         models.append(model)
     if reference not in [m["name"] for m in models]:
         warnings.append(f"the reference model {reference} has no scores in this comparison")
@@ -232,6 +303,7 @@ def load_comparison(path: Path) -> dict[str, Any]:
         extra["human_ranking"] = _human_ranking(check, data["human_ranking"])
     if data.get("judge_agreement") is not None:
         extra["judge_agreement"] = _judge_agreement(check, data["judge_agreement"])
+    extra.update(_ratings(check, data, [m["name"] for m in models], warnings))
     return {**extra, "path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
             "benchmark": data.get("benchmark", "SuperCLUE"), "reference": reference, "judge": data.get("judge"),
             "tie_margin": data.get("tie_margin"), "dimensions": dimensions, "categories": categories,
