@@ -50,3 +50,17 @@ def create_server(argument: str | None, task: TaskSpec, settings: Mapping[str, A
         raise ClueError("model 'openai' needs the served model's name: openai:<name> (what the server's /v1/models "
                         "lists)")
     return build_learner("openai", argument, task, complete(SERVER, settings), SERVER, f"openai:{argument}")
+
+
+def create_recorded(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
+    """``answers:<file>``: answers recorded elsewhere, read from a JSON Lines file or a JSON array."""
+    from clue_models_llm.recorded_learner import RecordedLearner
+    from clue_models_llm.recorded_settings import RECORDED
+
+    if not argument:
+        raise ClueError("model 'answers' needs the file of recorded answers: answers:<file> (JSON Lines or a JSON "
+                        "array of objects; --set answer_field=<field>)")
+    require_prompt(task)
+    values = complete(RECORDED, settings)
+    name = f"answers:{argument}"
+    return RecordedLearner(task, create_backend("recorded", argument, values, name), values, RECORDED, name)

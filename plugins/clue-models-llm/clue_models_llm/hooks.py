@@ -9,6 +9,8 @@ Model names from here:
 * ``openai:<model>``: the same prompts, scoring modes, predictions and cache for a model
   behind any OpenAI-compatible server (vLLM, SGLang, llama.cpp, ``transformers serve``, a
   hosted API), ``--set base_url=…``;
+* ``answers:<file>``: answers recorded elsewhere (a closed API, another team's run,
+  SuperCLUE's published answers), read from a file and scored like a model's;
 * ``llm-tiny``: an offline tiny random Llama with a character tokenizer built here, for the
   demo, the tests and speed benchmarks; it never downloads anything.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN, ModelSpec, hookimpl
 from clue_models_llm.catalogue import CATALOGUE, recommendations
+from clue_models_llm.recorded_settings import RECORDED
 from clue_models_llm.settings import COMMON, SERVER, TINY
 
 FAMILY = "llm"
@@ -29,6 +32,8 @@ FACTORY = "clue_models_llm.factory:create"
 TINY_FACTORY = "clue_models_llm.factory:create_tiny"
 SERVER_FAMILY = "openai"
 SERVER_FACTORY = "clue_models_llm.factory:create_server"
+RECORDED_FAMILY = "answers"
+RECORDED_FACTORY = "clue_models_llm.factory:create_recorded"
 #: Every kind: choices are scored or answers generated; open questions are answered turn by turn.
 KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)
 
@@ -44,6 +49,10 @@ def clue_models() -> list[ModelSpec]:
                   "APIs), openai:<served name> --set base_url=…: likelihood (completions echo + logprobs) or "
                   "generation, concurrent, retried, cached", family=True, category=CATEGORY, trains=False,
                   settings=SERVER),
+        ModelSpec(RECORDED_FAMILY, RECORDED_FACTORY, KINDS,
+                  "answers recorded elsewhere, answers:<JSON Lines or JSON array file> --set answer_field=<field>: "
+                  "matched by id or prompt text, read as generated answers, missing ones counted and scored as "
+                  "wrong", family=True, category=CATEGORY, trains=False, settings=RECORDED),
         ModelSpec(TINY_NAME, TINY_FACTORY, KINDS,
                   "offline tiny random Llama with a character tokenizer built from the task's texts",
                   size_class="toy", category=CATEGORY, trains=False, settings=COMMON + TINY),
