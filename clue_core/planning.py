@@ -26,7 +26,11 @@ from clue_core.rundir import RunPaths
 from clue_core.settings import (
     Layer,
     ResolvedSettings,
+    SettingError,
+    inner_namespaces,
     merge_declarations,
+    model_names,
+    panel_layers,
     plugin_layers,
     resolve,
     unknown_setting,
@@ -88,20 +92,31 @@ def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any
                               f"{task.name} with {model.name}")
 
 
-def _nested(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]
-            ) -> dict[str, dict[str, Any]]:
-    """Declarations of the inner models named by ``names_model`` settings (``judge`` → its settings).
+def _named_models(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], resolved: ResolvedSettings
+                  ) -> dict[str, list[tuple[str, str, ModelSpec]]]:
+    """The inner models each ``names_model`` setting names (``judge`` → one, or a panel of several):
+    ``(name, namespace, spec)`` in order, the namespace ``judge`` for one model and ``judge.<i>`` for several.
 
     An inner model answers the task's kind of example (a judge reads open questions), so one
-    that cannot is refused here, before any task runs.
+    that cannot is refused here, before any task runs; so is an empty name in a list (``a,,b``).
     """
-    nested = {}
-    for name, setting in declared.items():
-        if setting.names_model and values.get(name):
-            inner, _ = kernel.model(str(values[name]))
-            _require_kind(task, inner, name, str(values[name]))
-            nested[name] = merge_declarations(inner.settings, f"model {inner.name}")
-    return nested
+    named = {}
+    for setting, declaration in declared.items():
+        value = resolved.values.get(setting)
+        if not (declaration.names_model and value):
+            continue
+        names = model_names(value)
+        if "" in names:
+            raise SettingError(f"setting '{setting}' ({resolved.sources.get(setting, 'default')}): an empty model "
+                               f"name in {str(value)!r}; separate the models of a panel with commas "
+                               f"({setting}=a,b,c)")
+        models = []
+        for name, namespace in zip(names, inner_namespaces(setting, names)):
+            inner, _ = kernel.model(name)
+            _require_kind(task, inner, setting, name if len(names) == 1 else f"{name} ({namespace})")
+            models.append((name, namespace, inner))
+        named[setting] = models
+    return named
 
 
 def _require_kind(task: TaskSpec, model: ModelSpec, setting: str, name: str) -> None:
@@ -142,28 +157,33 @@ def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSp
         # the values of model-naming settings (judge=...) decide which nested declarations exist
         outer = resolve(own, [Layer(x.source, {k: v for k, v in x.values.items() if "." not in k}, x.user)
                               for x in [*plugins, *users]])
-        layers = [*plugins, *_inner_layers(kernel, task, own, outer.values), *users]
-        resolved[task.name] = resolve(own, layers, nested=_nested(kernel, task, own, outer.values))
+        named = _named_models(kernel, task, own, outer)
+        nested = {namespace: merge_declarations(spec.settings, f"model {spec.name}")
+                  for models in named.values() for _, namespace, spec in models}
+        panels = {setting: [nested[namespace] for _, namespace, _ in models] for setting, models in named.items()}
+        layers = panel_layers(plugins, _inner_layers(kernel, task, named), users, panels, known=own)
+        resolved[task.name] = resolve(own, layers, nested=nested)
     return resolved
 
 
-def _inner_layers(kernel: Kernel, task: TaskSpec, declared: dict[str, Any], values: dict[str, Any]) -> list[Layer]:
+def _inner_layers(kernel: Kernel, task: TaskSpec, named: dict[str, list[tuple[str, str, ModelSpec]]]
+                  ) -> list[Layer]:
     """The recommendations a named inner model (a judge) gets, under its namespace (``judge.``).
 
     The same layers as the run's own model, lowest first, less the task's general one (a task
     states its judge's settings as ``judge.*`` keys there): the inner model's own
     recommendations (a chat model's ``chat``), its recipe for the task, and the task's
     settings for that model (llm-tiny's short answers). Without them ``judge=llm-tiny`` got
-    512 new tokens per judgment where llm-tiny as the answering model gets 32.
+    512 new tokens per judgment where llm-tiny as the answering model gets 32. Each model of a
+    panel gets its own, under ``judge.<i>.``.
     """
     layers = []
-    for name, setting in declared.items():
-        if not (setting.names_model and values.get(name)):
-            continue
-        inner, _ = kernel.model(str(values[name]))
-        for layer in plugin_layers(task, inner, str(values[name]))[1:]:
-            layers.append(Layer(f"{layer.source}, as {name}",
-                                {f"{name}.{key}": value for key, value in layer.values.items() if "." not in key}))
+    for models in named.values():
+        for name, namespace, inner in models:
+            for layer in plugin_layers(task, inner, name)[1:]:
+                layers.append(Layer(f"{layer.source}, as {namespace}",
+                                    {f"{namespace}.{key}": value for key, value in layer.values.items()
+                                     if "." not in key}))
     return layers
 
 
@@ -235,12 +255,14 @@ def check_metric_settings(kernel: Kernel, plan: TaskPlan) -> None:
 
 
 def check_inner_models(kernel: Kernel, plan: TaskPlan) -> None:
-    """Build every model a setting names (a judge) once, as scoring will, so that its own settings
-    (an ``openai:`` judge without ``judge.base_url``) are refused before any task runs."""
+    """Build every model a setting names (a judge, or each judge of a panel) once, as scoring will, so
+    that its own settings (an ``openai:`` judge without ``judge.base_url``) are refused before any task runs."""
     load = model_loader(kernel, plan.task, plan.settings)
     for name, setting in plan.settings.declared.items():
         if setting.names_model and plan.settings.values.get(name):
-            load(str(plan.settings.values[name]), name)
+            names = model_names(plan.settings.values[name])
+            for model, namespace in zip(names, inner_namespaces(name, names)):
+                load(model, namespace)
 
 
 def check_learner(plan: TaskPlan, trains: bool) -> None:
