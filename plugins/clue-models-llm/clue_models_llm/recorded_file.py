@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,11 +104,16 @@ class RecordedAnswers:
         if record.prompt is not None:
             self.by_prompt.setdefault(record.prompt, []).append(record)
 
-    def find(self, question_id: Any, prompt: str) -> Match | None:
-        """The record that answers the question ``question_id`` asked as ``prompt``, if any."""
+    def find(self, question_id: Any, prompt: str, taken: Collection[int] = ()) -> Match | None:
+        """The record that answers the question ``question_id`` asked as ``prompt``, if any.
+
+        ``taken``: lines an earlier split's questions matched by id. Ids are unique within a
+        split only (a dev question and a test question may both be 0), so a record matched by
+        id answers one question; the other falls back to its prompt text (``auto``).
+        """
         if self.match in ("auto", "id"):
             record = self.by_id.get(str(question_id))
-            if record is not None:
+            if record is not None and record.line not in taken:
                 return Match(record, "id")
             if self.match == "id":
                 return None

@@ -63,6 +63,7 @@ class RecordedLearner(LLMLearner):
         super().__init__(task, backend, {**values, **FIXED}, declared, name)
         self.found = {"questions": 0, "matched_by_id": 0, "matched_by_prompt": 0, "missing": 0, "empty": 0}
         self.used: set[int] = set()
+        self.taken_by_id: set[int] = set()  # lines an earlier split matched by id (ids repeat across splits)
         self._pending: list[str] = []
         self._warned = False
 
@@ -71,19 +72,22 @@ class RecordedLearner(LLMLearner):
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
         """The LLM learner's predictions, counted: matched, missing, empty; nothing matched at all stops here."""
         predictions = super().predict(examples)
-        missing = 0
+        missing, taken = 0, set[int]()
         for prediction in predictions:
             raw = prediction.raw if isinstance(prediction.raw, dict) else {}
             recorded = raw.get("recorded")
             self.found["questions"] += 1
             if isinstance(recorded, dict):
                 self.used.add(recorded["line"])
+                if recorded["match"] == "id":
+                    taken.add(recorded["line"])
                 self.found[f"matched_by_{recorded['match']}"] += 1
             if raw.get("missing"):
                 missing += 1
             elif _empty(raw):
                 self.found["empty"] += 1
         self.found["missing"] += missing
+        self.taken_by_id |= taken
         book = self.backend.book
         if predictions and not self.used:
             raise ClueError(f"{book.path}: none of its {len(book.records)} records answers any of the "
@@ -143,7 +147,7 @@ class RecordedLearner(LLMLearner):
 
     def _find(self, example: Example, prompt: str, turns: int) -> Match | None:
         """The question's record, whose answers must be one per turn (a single text: one turn)."""
-        match = self.backend.book.find(example.id, prompt)
+        match = self.backend.book.find(example.id, prompt, self.taken_by_id)
         if match is None or match.record.answers is None:
             return match
         record, field = match.record, self.backend.book.answer_field
