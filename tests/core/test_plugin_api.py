@@ -102,8 +102,10 @@ def test_a_wrong_typed_value_for_every_declared_setting_is_exit_2(run_cli, row):
         spec = kernel.models[owner] if kind == "model" else None
         model = owner if kind == "model" else "baseline"
         task = next(t.name for t in kernel.tasks.values() if spec is None or t.kind in spec.kinds)
-        if kind == "metric":
+        if kind == "metric":  # a task that uses the metric, and a model that answers that task's kind
             task = next(t.name for t in kernel.tasks.values() if owner in t.metrics)
+            model = next(m for m in ("baseline", "hf-tiny", "llm-tiny") if kernel.tasks[task].kind in
+                         kernel.models[m].kinds)
     model_arg = f"{model}:x" if kernel.models[model].family else model
     result = run_cli("run", task, "--model", model_arg, "--sample", "--dry-run", "--no-train"
                      if not kernel.models[model].trains else "--sample", "--set", f"{setting.name}={wrong}")
