@@ -63,7 +63,8 @@ def test_each_judge_receives_its_own_values() -> None:
                                     "go under judge.0. to judge.2. (counting from 0)"),
     ({"judge.1.max_new_token": 8}, "unknown setting 'judge.1.max_new_token' (--set); did you mean "
                                    "'judge.1.max_new_tokens' or"),
-    ({"judge.max_new_token": 8}, "unknown setting 'judge.max_new_token' (--set); did you mean 'judge.max_new_tokens' or"),
+    ({"judge.max_new_token": 8}, "unknown setting 'judge.max_new_token' (--set); did you mean "
+                                 "'judge.max_new_tokens' or"),
     ({"judge.0.tiny_num_layers": 1, "judge.2.tiny_num_layers": 1}, "unknown setting 'judge.2.tiny_num_layers'"),
 ])
 def test_a_wrong_key_of_a_panel_is_one_line(overrides: dict[str, Any], message: str) -> None:

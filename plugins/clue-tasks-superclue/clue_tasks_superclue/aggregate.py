@@ -18,7 +18,13 @@ totals are the runs' own, never a second reading of the method):
   questions (0–100); ``pairwise_judged``, ``pairwise_unjudged`` and ``pairwise_missing`` (no
   reference answer for the id) count questions;
 * counts: ``questions``, ``judged``, ``unjudged``, ``repair_asked`` (judgments, single or
-  pairwise, for which the repair prompt was asked) and ``repaired`` (those that parsed after it).
+  pairwise, for which the repair prompt was asked; each judge's, in a panel) and ``repaired``
+  (those that parsed after it);
+* agreement (:func:`agreement`, formulas in :mod:`clue_tasks_superclue.agreement`):
+  ``position_consistency`` (0-100), the share of pairwise judgments whose winner survives
+  swapping the answers, and for a panel ``judge_alpha`` (Krippendorff's α, interval, on the
+  judges' 1-10 grades) and ``judge_kappa`` (Fleiss' κ on their grade bands); each left out,
+  with a note, where it is undefined.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clue_tasks_superclue import agreement as coefficients
 from clue_tasks_superclue import win_tie_loss
+from clue_tasks_superclue.panel import BANDS
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -89,6 +97,7 @@ def totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     out.update(_tool_totals(details))
     out.update(_pairwise_totals(details))
     out.update(_repair_totals(details))
+    out.update(agreement(details)[0])
     return out
 
 
@@ -131,7 +140,48 @@ def _repair_totals(details: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     for detail in details:
         if isinstance(detail.get("judge"), Mapping) and "repaired" in detail["judge"]:
             judgments.append(detail["judge"])
+        judgments += [j for j in detail.get("judges") or () if "repaired" in j]  # a panel's, judge by judge
         for order in (detail.get("pairwise") or {}).get("orders") or ():
             judgments.append(order)
     asked = [j for j in judgments if j.get("repaired")]
     return {"repair_asked": float(len(asked)), "repaired": float(sum(1 for j in asked if j.get("parsed")))}
+
+
+def agreement(details: Sequence[Mapping[str, Any]]) -> tuple[dict[str, float], list[str]]:
+    """The agreement totals named in the module docstring, and a note for each one left out (undefined)."""
+    out: dict[str, float] = {}
+    notes: list[str] = []
+    pairs = list(_order_pairs(details))
+    if pairs:
+        share = coefficients.position_consistency(pairs)
+        if share is None:
+            notes.append("position_consistency left out: no pairwise judgment parsed in both orders")
+        else:
+            out["position_consistency"] = 100.0 * share
+    panels = [d["judges"] for d in details if isinstance(d.get("judges"), list) and d["judges"]]
+    if not panels:
+        return out, notes
+    alpha = coefficients.krippendorff_alpha([j.get("score") for j in judges] for judges in panels)
+    if alpha is None:
+        notes.append("judge_alpha left out: fewer than two grades per question, or every grade the same")
+    else:
+        out["judge_alpha"] = alpha
+    complete = [[j["band"] for j in judges] for judges in panels if all(j.get("band") for j in judges)]
+    kappa = coefficients.fleiss_kappa(coefficients.category_table(complete, [name for name, _ in BANDS]))
+    if kappa is None:
+        notes.append("judge_kappa left out: no question graded by every judge, or every band the same")
+    else:
+        out["judge_kappa"] = kappa
+    return out, notes
+
+
+def _order_pairs(details: Sequence[Mapping[str, Any]]) -> Iterable[tuple[str | None, str | None]]:
+    """Each judge's two winners per question (model first, then second); a pair asked as one prompt (the two
+    answers the same text) says nothing about position and is left out."""
+    for detail in details:
+        by_judge: dict[int, dict[bool, Mapping[str, Any]]] = {}
+        for order in (detail.get("pairwise") or {}).get("orders") or ():
+            by_judge.setdefault(int(order.get("judge", 0)), {})[bool(order.get("model_first"))] = order
+        for orders in by_judge.values():
+            if len(orders) == 2 and orders[True].get("prompt") != orders[False].get("prompt"):
+                yield orders[True].get("winner"), orders[False].get("winner")

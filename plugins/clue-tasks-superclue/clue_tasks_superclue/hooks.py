@@ -27,9 +27,16 @@ DATA_FILES = ("dev.jsonl",)
 
 JUDGE = Setting(
     "judge", str, "",
-    "the model that grades open answers (any model name, e.g. openai:<name> or llm:<hub id>); its own settings "
-    "go under judge. (judge.base_url=...). Empty: no judge, judge-method questions are counted as unjudged",
+    "the model that grades open answers (any model name, e.g. openai:<name> or llm:<hub id>), or a panel of "
+    "several separated by commas; its own settings go under judge. (judge.base_url=...). Empty: no judge, "
+    "judge-method questions are counted as unjudged",
     names_model=True, report=True,
+)
+JUDGE_AGGREGATE = Setting(
+    "judge_aggregate", str, "mean",
+    "with a panel of judges (judge=a,b,c; judge.<i>.<setting> for the i-th): how their grades make one per "
+    "question: mean, median, or majority (the grade band most judges give, ties to the lower band)",
+    choices=("mean", "median", "majority"), report=True,
 )
 REFERENCE_RUN = Setting(
     "reference_run", str, "",
@@ -96,6 +103,10 @@ CLOSE = TaskSpec(
 SUPERCLUE_COUNTS = ("questions", "judged", "unjudged", "repair_asked", "repaired", "pairwise_judged",
                     "pairwise_unjudged", "pairwise_missing", "judge_cached", "judge_generated")
 
+#: Agreement between judges: position consistency (0-100) with a reference run, Krippendorff's alpha and
+#: Fleiss' kappa with a panel; each left out where undefined (aggregate.agreement).
+AGREEMENT = ("position_consistency", "judge_alpha", "judge_kappa")
+
 SUPERCLUE_METRIC = MetricSpec(
     name="superclue",
     compute=f"{_PACKAGE}.metric:compute",
@@ -103,9 +114,9 @@ SUPERCLUE_METRIC = MetricSpec(
                 "code), aggregated per dimension, per category and in total on 0-100, with judged/unjudged and "
                 "repair counts, IFEval-style strict/loose accuracy and pairwise win/tie/loss",
     kinds=(OPEN_QUESTION,),
-    produces=("score", *SUPERCLUE_COUNTS),
+    produces=("score", *SUPERCLUE_COUNTS, *AGREEMENT),
     counts=SUPERCLUE_COUNTS,
-    settings=(JUDGE, REFERENCE_RUN),
+    settings=(JUDGE, JUDGE_AGGREGATE, REFERENCE_RUN),
     uses_model=True,
     # a wrong reference_run must stop the run when planned, not after earlier tasks are written
     check=f"{_PACKAGE}.pairwise:check_settings",

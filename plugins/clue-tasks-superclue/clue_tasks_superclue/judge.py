@@ -1,7 +1,8 @@
 """Ask the judge model, parse strictly, repair once, and never score what does not parse.
 
 The judge is any model the run can load (``--set judge=NAME``, its settings under
-``judge.``): ``context.load_model(name, "judge")`` builds its learner for the superclue
+``judge.``; each judge of a panel under ``judge.<i>.``, :mod:`clue_tasks_superclue.panel`):
+``context.load_model(name, "judge")`` builds its learner for the superclue
 task, whose prompt has no instruction or template, so every judge prompt is asked exactly as
 written. Each request is an :class:`OpenQuestionExample` whose turns are
 ``[judge prompt]``, or ``[judge prompt, repair prompt]`` for the second round: the repair is
@@ -70,10 +71,11 @@ class Judge:
         self.fitted = False
 
     @classmethod
-    def load(cls, name: str, context: RunContext) -> Judge:
+    def load(cls, name: str, context: RunContext, namespace: str = "judge") -> Judge:
+        """The judge ``name`` with the settings under ``namespace`` (``judge``, or ``judge.<i>`` in a panel)."""
         if context.load_model is None:
             raise ClueError("the superclue judge needs a run (clue-core run), which loads the judge model")
-        return cls(context.load_model(name, "judge"), name, context)
+        return cls(context.load_model(name, namespace), name, context)
 
     def ask(self, requests: Sequence[Request]) -> dict[str, Judgment]:
         """Every request judged: first round, then one repair round for what did not parse.

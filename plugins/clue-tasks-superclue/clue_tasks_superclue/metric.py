@@ -16,6 +16,11 @@ With ``reference_run`` every question the reference run answered is also judged 
 question goes into the prediction records (``scoring``), and the totals are computed from
 those records alone (:mod:`clue_tasks_superclue.aggregate`). The judge's own run report
 (model identity, decoding, cache hits) is written to ``judge.json`` in the run folder.
+
+``judge=a,b,c`` names a panel (:mod:`clue_tasks_superclue.panel`): every judge is asked
+everything, each one's grade is kept in ``scoring.judges`` and the panel's, under
+``judge_aggregate``, in ``scoring.judge``; ``judge.json`` then holds every judge's report and
+the agreement between them (:func:`clue_tasks_superclue.aggregate.agreement`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
-from clue_tasks_superclue import aggregate, pairwise, win_tie_loss
+from clue_tasks_superclue import aggregate, pairwise, panel, win_tie_loss
 from clue_tasks_superclue.constraints import check_all
 from clue_tasks_superclue.judge import Judge, Judgment, Request, grade_request, pairwise_request
 from clue_tasks_superclue.judge_prompts import grade_prompt, pairwise_prompt, turn_texts
@@ -71,24 +76,66 @@ def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Predi
             requests.append(pairwise_request(f"pair/{example.id}/model-second",
                                              pairwise_prompt(example, theirs, answers), example.dimension,
                                              example.category))
-    judgments: dict[str, Judgment] = {}
-    judge: Judge | None = None
+    names = panel.judge_names(judge_name)
+    judges: list[Judge] = []
     if requests and context is not None and context.load_model is not None:
-        judge = Judge.load(judge_name, context)
-        judgments = judge.ask(requests)
+        judges = [Judge.load(name, context, namespace) for name, namespace in zip(names, panel.namespaces(names))]
+    asked = [judge.ask(requests) for judge in judges]
+    how = str(settings.get("judge_aggregate") or "mean")
     for example, detail in zip(examples, details):
-        _fill_judgments(example, detail, judgments, judge_name)
+        if len(names) > 1:
+            _fill_panel(example, detail, names, asked, how)
+        else:
+            _fill_judgments(example, detail, asked[0] if asked else {}, judge_name)
     totals = aggregate.totals(details)
-    if judge is not None:
-        info = judge.info()
-        cache = info.get("cache") or {}
-        if "misses" in cache:
-            totals["judge_cached"] = float(cache.get("hits", 0))
-            totals["judge_generated"] = float(cache.get("misses", 0))
-        if context is not None and context.is_main:
-            write_json(Path(context.run_dir) / JUDGE_FILE, info)
+    if judges:
+        totals.update(_cache_totals([judge.info() for judge in judges]))
+        _report_judges(judges, details, how, context)
     per_example = {"score": [aggregate.question_score(d) for d in details]}
     return MetricResult(totals, per_example, details)
+
+
+def _cache_totals(infos: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """``judge_cached``/``judge_generated``: the judges' cache hits and computed requests, summed over a panel."""
+    caches = [info.get("cache") or {} for info in infos]
+    if not all("misses" in cache for cache in caches):
+        return {}
+    return {"judge_cached": float(sum(cache.get("hits", 0) for cache in caches)),
+            "judge_generated": float(sum(cache.get("misses", 0) for cache in caches))}
+
+
+def _report_judges(judges: Sequence[Judge], details: Sequence[Mapping[str, Any]], how: str,
+                   context: RunContext | None) -> None:
+    """``judge.json``: the judge's own report, or for a panel each judge's, the rule and the agreement's notes."""
+    if len(judges) == 1:
+        info: dict[str, Any] = judges[0].info()
+    else:
+        found, notes = aggregate.agreement(details)
+        info = {"panel": [judge.info() for judge in judges], "judge_aggregate": how,
+                "agreement": {**found, "notes": notes}}
+        if context is not None:
+            for note in notes:
+                context.echo(f"superclue: note: {note}")
+    if context is not None and context.is_main:
+        write_json(Path(context.run_dir) / JUDGE_FILE, info)
+
+
+def _fill_panel(example: OpenQuestionExample, detail: dict[str, Any], names: Sequence[str],
+                asked: Sequence[Mapping[str, Judgment]], how: str) -> None:
+    """A panel's grades and verdicts (:mod:`clue_tasks_superclue.panel`): each judge's kept, and the panel's."""
+    if detail["method"] == "judge" and not detail.get("missing"):
+        if not asked:
+            detail["judge"] = {"grade": None, "parsed": False, "repaired": False, "output": None,
+                               "reasons": "not asked"}
+        else:
+            detail["judge"], detail["judges"] = panel.grade_record(
+                names, [judgments.get(f"grade/{example.id}") for judgments in asked], how)
+            detail["points"] = detail["judge"]["grade"]
+    pair = detail.get("pairwise")
+    if pair is None or pair["reference_answer"] is None or not asked:
+        return
+    pair["verdict"], pair["orders"], pair["judges"] = panel.pairwise_record(
+        names, [_orders(example, judgments) for judgments in asked], how)
 
 
 def _base(example: OpenQuestionExample, prediction: Prediction | None) -> dict[str, Any]:
@@ -126,6 +173,12 @@ def _fill_judgments(example: OpenQuestionExample, detail: dict[str, Any], judgme
     pair = detail.get("pairwise")
     if pair is None or pair["reference_answer"] is None:
         return
+    pair["orders"] = _orders(example, judgments)
+    pair["verdict"] = win_tie_loss.by_orders(pair["orders"])
+
+
+def _orders(example: OpenQuestionExample, judgments: Mapping[str, Judgment]) -> list[dict[str, Any]]:
+    """One judge's two pairwise orders of a question (model first, then second), as asked."""
     orders = []
     for key, model_first in ((f"pair/{example.id}/model-first", True), (f"pair/{example.id}/model-second", False)):
         judgment = judgments.get(key)
@@ -134,5 +187,4 @@ def _fill_judgments(example: OpenQuestionExample, detail: dict[str, Any], judgme
         letter = judgment.parsed.value if judgment.parsed else None
         order = judgment.as_dict("letter")
         orders.append({"model_first": model_first, "winner": win_tie_loss.order_winner(letter, model_first), **order})
-    pair["orders"] = orders
-    pair["verdict"] = win_tie_loss.by_orders(orders)
+    return orders
