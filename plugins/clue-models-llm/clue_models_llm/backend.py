@@ -153,7 +153,7 @@ class Backend(Protocol):
 BACKENDS: dict[str, str] = {
     "transformers": "clue_models_llm.backends.transformers:TransformersBackend",
     "openai": "clue_models_llm.backends.openai:OpenAIBackend",
-    "recorded": "clue_models_llm.backends.recorded:RecordedBackend",
+    "answers": "clue_models_llm.backends.recorded:RecordedBackend",
 }
 
 

@@ -63,4 +63,4 @@ def create_recorded(argument: str | None, task: TaskSpec, settings: Mapping[str,
     require_prompt(task)
     values = complete(RECORDED, settings)
     name = f"answers:{argument}"
-    return RecordedLearner(task, create_backend("recorded", argument, values, name), values, RECORDED, name)
+    return RecordedLearner(task, create_backend("answers", argument, values, name), values, RECORDED, name)
