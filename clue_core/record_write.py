@@ -1,14 +1,15 @@
 """The one writer of a run directory's content: the manifest, the predictions, the leaderboard
 files and the metrics, each written atomically into the task's staging folder.
 
-The runner hands a task's plan to :class:`RunWriter` once; the writer knows the layout
-(:mod:`clue_core.rundir`), the record's format (:mod:`clue_core.record`) and the secrets
-(every document goes through the task's one ``scrub`` as it is written, so a secret
-setting's value that a plugin put anywhere never reaches a file). The manifest is kept in
-memory: the final status is the same :class:`~clue_core.record.Manifest` with ``complete``
-fields added, written again — never read back from disk. Each document is checked with the
-reader's own checks (:mod:`clue_core.record_check`) before it is written, so the writer cannot
-write a record its reader refuses.
+The runner hands a task's plan to :class:`RunWriter` once and calls it twice: :meth:`~RunWriter.start`
+before training, :meth:`~RunWriter.finish` with everything the run produced. The writer knows the
+layout (:mod:`clue_core.rundir`), the record's format (:mod:`clue_core.record`) and the secrets.
+Each of the two is one straight line — build the documents, scrub them of secrets (the task's
+one ``scrub``, so a secret setting's value that a plugin put anywhere never reaches a file),
+check them with the reader's own checks (:mod:`clue_core.record_check`: the writer cannot write
+a record its reader refuses), write them in order through :mod:`clue_core.atomic` — so nothing
+is written before everything is checked. The manifest is kept in memory: the final status is the
+same manifest with ``complete`` fields added, written again — never read back from disk.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from clue_core.atomic import write_json, write_jsonl
 from clue_core.errors import ClueError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
 from clue_core.record import MANIFEST, METRICS, RUN_SCHEMA, Manifest, Metrics, prediction_file
+from clue_core.record_check import check_manifest, check_metrics
 from clue_core.rundir import SUBMISSION_DIR
 from clue_core.settings import redact_command
 from clue_core.specs import resolve as resolve_ref
@@ -33,6 +35,7 @@ from clue_core.specs import resolve as resolve_ref
 if TYPE_CHECKING:
     from clue_core.kernel import Kernel
     from clue_core.planning import RunRequest, TaskPlan
+    from clue_core.scoring import Scored
     from clue_core.specs import ModelSpec
 
 
@@ -89,7 +92,7 @@ def not_text(path: Path, exc: UnicodeEncodeError, records: Sequence[dict[str, An
 
 class RunWriter:
     """Writes one task's run into ``plan.paths.staging``; on a rank other than 0 it writes nothing
-    but still builds the in-memory metrics every rank returns."""
+    but still builds and checks the in-memory record every rank returns."""
 
     def __init__(self, kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, world: int,
                  *, main: bool = True) -> None:
@@ -97,27 +100,11 @@ class RunWriter:
             kernel, request, model, plan, world, main)
         self.folder = plan.paths.staging
         self.manifest: Manifest | None = None
-        self.submission_files: list[str] = []
-
-    # -- the one place secrets are scrubbed -------------------------------------------------
-
-    def _json(self, path: Path, document: Any) -> None:
-        try:
-            write_json(path, self.plan.settings.scrub(document))
-        except UnicodeEncodeError as exc:
-            raise not_text(path, exc) from None
-
-    def _jsonl(self, path: Path, records: list[dict[str, Any]]) -> None:
-        try:
-            write_jsonl(path, self.plan.settings.scrub(records))
-        except UnicodeEncodeError as exc:
-            raise not_text(path, exc, records) from None
-
-    # -- the files -----------------------------------------------------------------------------
 
     def manifest_data(self) -> dict[str, Any]:
         """The manifest of a run that has started: everything that decides what it computes."""
         request, plan, task = self.request, self.plan, self.plan.task
+        tally, settings = counts(plan), plan.settings  # counted before the settings are asked: one pass each
         return {
             "schema": RUN_SCHEMA,
             "status": "running",
@@ -131,12 +118,12 @@ class RunWriter:
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             # --set of a secret is hidden by name too: a value scrub cannot know a setting this task lacks
-            "command": redact_command(request.command, plan.settings.secret_names()),
+            "command": redact_command(request.command, settings.secret_names()),
             "seed": request.seed,
             "world_size": self.world,
-            "settings": plan.settings.shown(),
-            "setting_sources": plan.settings.sources,
-            "schedule": plan.settings.flagged("schedule"),
+            "settings": settings.shown(),
+            "setting_sources": settings.sources,
+            "schedule": settings.flagged("schedule"),
             "no_train": request.no_train,
             "partial": {"limit": request.limit} if request.limit is not None else None,
             "data": {
@@ -145,7 +132,7 @@ class RunWriter:
                 "user_data_dir": str(request.data_dir) if request.data_dir else None,
                 "files": plan.checksums,
             },
-            "counts": counts(plan),
+            "counts": tally,
             "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in plan.tests},
             "notes": plan.notes,
             "started": _now(),
@@ -153,57 +140,75 @@ class RunWriter:
 
     def start(self) -> None:
         """Write the manifest of the started run (status ``running``): what ``--resume`` checks against."""
+        data = self.manifest_data()
+        path = self.folder / MANIFEST
+        document = self.plan.settings.scrub(data)
         # checked as the reader will: a run is never written that --resume, submit or report then refuses
-        self.manifest = Manifest.checked(self.manifest_data(), self.folder / MANIFEST)
+        check_manifest(path, data)
+        self.manifest = Manifest(data, path)
         if self.main:
-            self._json(self.folder / MANIFEST, self.manifest.data)
-
-    def predictions(self, dev: Sequence[Example], dev_predictions: Sequence[Prediction], scored: MetricResult,
-                    tests: Mapping[str, Sequence[Prediction]]) -> list[str]:
-        """Write every split's prediction records and each test version's leaderboard file; their names."""
-        files: list[str] = []
-        if not self.main:
-            return files
-        plan = self.plan
-        self._jsonl(prediction_file(self.folder, "dev"), prediction_records(dev, dev_predictions, scored))
-        write = resolve_ref(self.kernel.writer(plan.task.writer).write)
-        for version in plan.task.test_versions:
-            if version.version not in plan.tests:
-                continue
-            examples = plan.tests[version.version].examples
-            self._jsonl(prediction_file(self.folder, f"test-{version.version}"),
-                        prediction_records(examples, tests[version.version]))
-            target = self.folder / SUBMISSION_DIR / version.submission_file
             try:
-                write(target, examples, tests[version.version])
+                write_json(path, document)
             except UnicodeEncodeError as exc:
-                raise not_text(target, exc) from None
-            files.append(version.submission_file)
-        self.submission_files = files
-        return files
+                raise not_text(path, exc) from None
 
-    def finish(self, dev_metrics: dict[str, float], train_seconds: float) -> Metrics:
-        """Write metrics.json, then the manifest again with status ``complete``; the metrics as written."""
-        request, plan, task = self.request, self.plan, self.plan.task
+    def finish(self, scored: Scored, train_seconds: float) -> tuple[Metrics, list[str]]:
+        """Write every split's prediction records, each test version's leaderboard file, metrics.json,
+        then the manifest again with status ``complete``; the metrics as written and the files' names.
+
+        Everything is built, scrubbed and checked before the first file is written: a record its
+        reader would refuse (a NaN score) stops the run before any of these files exists.
+        """
+        if self.manifest is None:
+            raise RuntimeError("RunWriter.finish before start")  # a bug in the runner, not the user's
+        request, plan, task, folder = self.request, self.plan, self.plan.task, self.folder
+        submission_names = {v.version: v.submission_file for v in task.test_versions if v.version in scored.tests}
         info = model_info(plan.learner)
-        metrics = Metrics.checked({
+        lines = {"dev": prediction_records(scored.dev, scored.dev_predictions, scored.detailed),
+                 **{f"test-{version}": prediction_records(*scored.tests[version]) for version in submission_names}}
+        files = list(submission_names.values()) if self.main else []
+        metrics_data = {
             "schema": RUN_SCHEMA,
             "task": task.name, "model": request.model, "model_category": self.model.category,
             "split": "dev", "primary_metric": task.primary_metric,
-            "primary": dev_metrics.get(task.primary_metric), "dev": dev_metrics, "counts": counts(plan),
+            "primary": scored.detailed.totals.get(task.primary_metric), "dev": dict(scored.detailed.totals),
+            "counts": dict(self.manifest.data["counts"]),  # as the started manifest recorded them
             "train_seconds": round(train_seconds, 3),
             "leaderboards": [lb.as_dict() for lb in task.leaderboards],
             "report_settings": plan.settings.flagged("report"),
             "partial": request.limit is not None,
             "sample": request.sample,
             "model_info": info,
-        }, self.folder / METRICS, self.manifest)
-        if self.main:
-            if self.manifest is None:
-                raise RuntimeError("RunWriter.finish before start")  # a bug in the runner, not the user's
-            self._json(self.folder / METRICS, metrics.data)
-            self.manifest = Manifest.checked({
-                **self.manifest.data, "status": "complete", "finished": _now(),
-                "submission_files": self.submission_files, "model_info": info}, self.folder / MANIFEST)
-            self._json(self.folder / MANIFEST, self.manifest.data)
-        return metrics
+        }
+        manifest_data = {**self.manifest.data, "status": "complete", "finished": _now(),
+                         "submission_files": files, "model_info": info}
+        # one scrub per document written, each as it will be written
+        documents = {"lines": {split: plan.settings.scrub(records) for split, records in lines.items()},
+                     "metrics": plan.settings.scrub(metrics_data), "manifest": plan.settings.scrub(manifest_data)}
+        check_metrics(folder / METRICS, metrics_data, self.manifest.data)
+        check_manifest(folder / MANIFEST, manifest_data)
+        metrics = Metrics(metrics_data, folder / METRICS)
+        self.manifest = Manifest(manifest_data, folder / MANIFEST)
+        targets = {split: prediction_file(folder, split) for split in lines}
+        if not self.main:
+            return metrics, files
+        write_submission = resolve_ref(self.kernel.writer(task.writer).write)
+        # in the order they have always been written: each split's records (a test version's
+        # leaderboard file right after its own), metrics.json, and last the complete manifest
+        target, records = folder, []
+        try:
+            for split, records in documents["lines"].items():
+                target = targets[split]
+                write_jsonl(target, records)
+                version = split.removeprefix("test-")
+                if split != "dev":
+                    target, records = folder / SUBMISSION_DIR / submission_names[version], []
+                    write_submission(target, *scored.tests[version])
+            records = []
+            target = folder / METRICS
+            write_json(target, documents["metrics"])
+            target = folder / MANIFEST
+            write_json(target, documents["manifest"])
+        except UnicodeEncodeError as exc:
+            raise not_text(target, exc, records) from None
+        return metrics, files

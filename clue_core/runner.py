@@ -41,7 +41,7 @@ from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
 from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete, remove_path
-from clue_core.scoring import bind_decode, dev_scorer, predict_checked, score_detailed
+from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED, redact_command
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
@@ -230,11 +230,10 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
-        decode = bind_decode(task, plan.settings)
+        scorer = TaskScoring(kernel, task, dev, plan.settings)  # context.score now, the final scores after fit
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
-                             world_size=world, primary_metric=task.primary_metric,
-                             score=dev_scorer(kernel, task, dev, decode, plan.settings), echo=echo,
-                             limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
+                             world_size=world, primary_metric=task.primary_metric, score=scorer.score_dev,
+                             echo=echo, limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
                              load_model=model_loader(kernel, task, plan.settings))
         started = time.perf_counter()
         prepare = getattr(plan.learner, "prepare", None)
@@ -245,12 +244,8 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
             if main and model.trains:
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
-        dev_predictions = predict_checked(plan.learner, dev, task, decode)
-        detailed = score_detailed(kernel, task, dev, dev_predictions, plan.settings, context)
-        tests = {version: predict_checked(plan.learner, part.examples, task, decode)
-                 for version, part in plan.tests.items()}
-        files = writer.predictions(dev, dev_predictions, detailed, tests)
-        metrics = writer.finish(dict(detailed.totals), train_seconds)
+        scored = scorer.results(plan.learner, {v: part.examples for v, part in plan.tests.items()}, context)
+        metrics, files = writer.finish(scored, train_seconds)
         if main:
             paths.publish()
     except OSError as exc:

@@ -1,21 +1,24 @@
 """Predictions checked against their examples, decoded, and scored: one place for all of it.
 
 The runner's final scores and a learner's dev scores during training (``context.score``)
-both come from here, so they cannot disagree about missing predictions or decoding.
+both come from one :class:`TaskScoring`, built once from the task's plan, so they cannot
+disagree about missing predictions, decoding or a metric's settings. Scoring without a run
+(a predictions file, :mod:`clue_core.evaluate`) goes through :func:`score` and the same steps.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
 from clue_core.kinds import OPEN_QUESTION
 from clue_core.settings import ResolvedSettings
-from clue_core.specs import TaskSpec, resolve
+from clue_core.specs import MetricSpec, TaskSpec, resolve
 
 if TYPE_CHECKING:
     from clue_core.context import RunContext
@@ -26,6 +29,56 @@ Decode = Callable[[Sequence[Example], Sequence[Prediction]], Sequence[Prediction
 #: A run's settings as the steps here take them: resolved (the runner's), a plain mapping of values
 #: by name, or None (scoring a predictions file: every step gets its declared defaults).
 RunSettings = ResolvedSettings | Mapping[str, Any] | None
+
+#: Each of a task's metrics with the values of its own declared settings (None: it declares none).
+MetricStep = tuple[MetricSpec, "dict[str, Any] | None"]
+MetricSteps = Iterable[MetricStep]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A task's final predictions (decoded, one per example, in order) beside their examples, and
+    the dev scores: everything the writer records, handed over in one piece."""
+
+    dev: Sequence[Example]
+    dev_predictions: list[Prediction]
+    detailed: MetricResult
+    tests: dict[str, tuple[Sequence[Example], list[Prediction]]]
+
+
+class TaskScoring:
+    """One task's decode step and metrics, bound once to its run's settings.
+
+    Built before training, since a learner may score dev while it trains (:meth:`score_dev`
+    is ``context.score``); asked once after it (:meth:`results`) for every split's predictions
+    and the dev scores. Each metric is looked up and given its settings here, in one place;
+    only its code is imported when it first scores, as before.
+    """
+
+    def __init__(self, kernel: Kernel, task: TaskSpec, dev: Sequence[Example], settings: RunSettings) -> None:
+        metrics = [kernel.metric(name) for name in task.metrics]
+        resolved = ResolvedSettings.of(settings)
+        decode_values = resolved.values_for(task.decode_settings) if task.decode_settings else None
+        self.steps: list[MetricStep] = [(spec, resolved.values_for(spec.settings) if spec.settings else None)
+                                        for spec in metrics]
+        decode = resolve(task.decode) if task.decode else None
+        self.decode: Decode | None = (functools.partial(decode, settings=decode_values)
+                                      if decode is not None and decode_values is not None else decode)
+        self.task, self.dev = task, dev
+
+    def score_dev(self, predictions: Sequence[Prediction]) -> dict[str, float]:
+        """``context.score``: decode and score dev predictions exactly as the final scores are."""
+        aligned = decode_and_align(self.task, self.dev, predictions, self.decode)
+        return apply_metrics(self.task, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
+
+    def results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext) -> Scored:
+        """Predict dev and score it, then predict each test version: the run's results, in that order."""
+        task, dev, decode = self.task, self.dev, self.decode
+        dev_predictions = predict_checked(learner, dev, task, decode)
+        detailed = apply_metrics(task, self.steps, dev, dev_predictions, context)
+        tested = {version: (examples, predict_checked(learner, examples, task, decode))
+                  for version, examples in tests.items()}
+        return Scored(dev, dev_predictions, detailed, tested)
 
 
 def bind_decode(task: TaskSpec, settings: RunSettings) -> Decode | None:
@@ -96,20 +149,31 @@ def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
                    context: RunContext | None = None) -> MetricResult:
     """Totals, per-example values and details of every metric of the task (empty without gold).
 
+    Each metric is looked up as it comes to score (lazily: none without gold), as a run's are.
+    """
+    resolved = ResolvedSettings.of(settings)
+    steps = ((spec, resolved.values_for(spec.settings) if spec.settings else None)
+             for spec in (kernel.metric(name) for name in task.metrics))
+    return apply_metrics(task, steps, examples, predictions, context)
+
+
+def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example],
+                  predictions: Sequence[Prediction | None], context: RunContext | None = None) -> MetricResult:
+    """Every metric of ``steps`` merged: totals, per-example values and details (empty without gold).
+
     Open questions are judged against a rubric, so they count as scorable without a
-    reference answer.
+    reference answer. Each metric gets its own copy of its settings (a metric that changes
+    them cannot change the next scoring's), and its code is imported only when it scores.
     """
     totals: dict[str, float] = {}
     per_example: dict[str, Sequence[float | None]] = {}
     details: list[dict[str, Any] | None] = [None] * len(examples)
-    resolved = ResolvedSettings.of(settings)
     if task.kind != OPEN_QUESTION and not any(gold_of(e) is not None for e in examples):
         return MetricResult(totals, per_example)
-    for name in task.metrics:
-        spec = kernel.metric(name)
+    for spec, values in steps:
         kwargs: dict[str, Any] = {}
-        if spec.settings:
-            kwargs["settings"] = resolved.values_for(spec.settings)
+        if values is not None:
+            kwargs["settings"] = dict(values)
         if spec.uses_model:
             kwargs["context"] = context
         result = resolve(spec.compute)(examples, predictions, **kwargs)
@@ -122,13 +186,3 @@ def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
         else:
             totals.update(result)
     return MetricResult(totals, per_example, details)
-
-
-def dev_scorer(kernel: Kernel, task: TaskSpec, dev: Sequence[Example], decode: Decode | None,
-               settings: RunSettings) -> Callable[[Sequence[Prediction]], dict[str, float]]:
-    """``context.score``: decode and score dev predictions exactly as the final scores are."""
-
-    def score_dev(predictions: Sequence[Prediction]) -> dict[str, float]:
-        return score(kernel, task, dev, decode_and_align(task, dev, predictions, decode), settings)
-
-    return score_dev
