@@ -30,7 +30,12 @@ MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 def forward(model: Any, batch: dict[str, torch.Tensor], kind: str, with_loss: bool
             ) -> tuple[torch.Tensor | None, tuple[torch.Tensor, ...]]:
-    """(loss or None, outputs): class logits, (start, end) logits, or masked choice logits."""
+    """(loss or None, outputs): class logits, (start, end) logits, masked choice logits, or PET's
+    label scores (``kind`` "pet": :mod:`clue_models_hf.pet_scoring`)."""
+    if kind == "pet":
+        from clue_models_hf.pet_scoring import pet_forward
+
+        return pet_forward(model, batch, with_loss)
     inputs = {k: batch[k] for k in MODEL_INPUTS if k in batch}
     if kind == MULTIPLE_CHOICE:
         flat = model(**{k: v.unsqueeze(0) for k, v in inputs.items()}).logits.reshape(-1).float()

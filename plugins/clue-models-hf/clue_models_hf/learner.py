@@ -159,6 +159,20 @@ class HFLearner:
                                          with_labels)
         return encoding.encode_choices(self.tokenizer, examples, self.max_length, with_labels)
 
+    # ---- what a method changes (clue_models_hf.pet_learner overrides these) ----------------
+    @property
+    def forward_kind(self) -> str:
+        """The batches' kind for ``heads.forward``: the example kind, for a task head."""
+        return self.kind
+
+    def _module(self) -> Any:
+        """The module Accelerate prepares and the loop trains (the head model itself)."""
+        return self.model
+
+    def _record(self) -> dict[str, Any]:
+        """Fields of ``clue_model.json`` beyond the common ones."""
+        return {}
+
     # ---- Learner protocol -----------------------------------------------------------------
     _will_train = False
 
@@ -190,7 +204,7 @@ class HFLearner:
 
             def evaluate() -> dict[str, float]:
                 return context.score(self._predict(dev, dev_features))
-        trainer = Trainer(self.accelerator, self.prepared, self.kind, self.settings, output_dir, evaluate,
+        trainer = Trainer(self.accelerator, self.prepared, self.forward_kind, self.settings, output_dir, evaluate,
                           self._save_weights, self._log, seed=context.seed, resume=context.resume,
                           primary_metric=context.primary_metric)
         trainer.train(features, self._collator())
@@ -220,6 +234,7 @@ class HFLearner:
             "labels": self.labels,
             "backbone": self.saved.get("backbone", self.source) if self.saved else self.source,
             "max_length": self.max_length,
+            **self._record(),
         })
 
     def run_info(self) -> dict[str, Any]:
@@ -237,7 +252,7 @@ class HFLearner:
         if self.accelerator is None:
             self.accelerator = make_accelerator(self.settings)
         if self.prepared is None:
-            self.prepared = self.accelerator.prepare(self.model)
+            self.prepared = self.accelerator.prepare(self._module())
 
     def _predict(self, examples: Sequence[Example], features: encoding.Features | None = None) -> list[Prediction]:
         if not examples:
@@ -246,7 +261,7 @@ class HFLearner:
         if features is None:
             features = self._encode(examples, with_labels=False)
         outputs = infer(self.accelerator, self.prepared, features, self._collator(), self.settings.eval_batch_size,
-                        self.kind)
+                        self.forward_kind)
         if self.kind == CLASSIFICATION:
             return self._classes(examples, outputs)
         if self.kind == MULTIPLE_CHOICE:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from clue_core.plugin import SPAN, ClueError, Setting
+from clue_core.plugin import CLASSIFICATION, SPAN, ClueError, Setting
 
 MIXED_PRECISION = ("no", "bf16", "fp16")
 #: Scaled epochs never exceed this (CLUEWSC2020's reference is already 50).
@@ -60,6 +60,10 @@ COMMON: tuple[Setting, ...] = (
               "metric (0 = never)", minimum=0),
     Setting("save_every", int, 0, "checkpoint every N optimizer steps for --resume (0 = never)", minimum=0),
     Setting("save_total_limit", int, 2, "checkpoints kept, newest first (0 = all)", minimum=0),
+    _schedule("method", str, "finetune", "finetune: a classification head; pet: the masked-LM head scores the "
+              "task prompt's verbalizers at [MASK] slots (classification tasks)", choices=("finetune", "pet"),
+              report=True),
+    _schedule("pet_instruction", bool, False, "method=pet: start the cloze with the prompt's instruction"),
     Setting("trust_remote_code", bool, False, "allow checkpoints that ship their own model code"),
     Setting("log_with", str, "", "'tensorboard': training curves in training/logs/", choices=("", "tensorboard")),
     Setting("logging_steps", int, 10, "loss and learning-rate reporting interval in optimizer steps", minimum=1),
@@ -151,6 +155,8 @@ def cross_check(values: Mapping[str, Any], kind: str) -> None:
         raise ClueError(f"setting 'doc_stride' ({values['doc_stride']}) must be smaller than max_length - "
                         f"max_query_length ({values['max_length']} - {values['max_query_length']}) minus the "
                         f"tokenizer's special tokens")
+    if values.get("method") == "pet" and kind != CLASSIFICATION:
+        raise ClueError(f"setting 'method=pet' scores classification labels; {kind} tasks use method=finetune")
     if "tiny_num_heads" in values and values["tiny_hidden_size"] % values["tiny_num_heads"]:
         raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
                         f"({values['tiny_hidden_size']})")

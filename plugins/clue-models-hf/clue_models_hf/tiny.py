@@ -38,14 +38,21 @@ def _is_punctuation(char: str) -> bool:
     return unicodedata.category(char).startswith("P")
 
 
-def build_vocab(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vocab_size"]) -> dict[str, int]:
-    """Token → id: the special tokens, then characters by falling frequency, ties by code point."""
+def build_vocab(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vocab_size"],
+                required: Iterable[str] = ()) -> dict[str, int]:
+    """Token → id: the special tokens, then characters by falling frequency, ties by code point.
+
+    The characters of ``required`` texts (PET's prompt and verbalisers, which a cloze must be
+    able to say) come first, whatever their frequency, so ``tiny_vocab_size`` never drops them.
+    """
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(text.lower())
+    must = sorted({c for text in required for c in text.lower()}, key=ord)
     vocab = {token: index for index, token in enumerate(SPECIAL_TOKENS)}
     ranked = sorted((c for c in counts if not c.isspace() and unicodedata.category(c)[0] != "C"),
                     key=lambda c: (-counts[c], ord(c)))
+    ranked = [c for c in must if not c.isspace() and unicodedata.category(c)[0] != "C"] + ranked
     for char in ranked:
         if len(vocab) >= max_size:
             break
@@ -55,11 +62,12 @@ def build_vocab(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vocab_
     return vocab
 
 
-def build_tokenizer(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vocab_size"]) -> Any:
+def build_tokenizer(texts: Iterable[str], max_size: int = TINY_DEFAULTS["tiny_vocab_size"],
+                    required: Iterable[str] = ()) -> Any:
     """A BERT WordPiece tokenizer (fast, with offsets) over a character vocabulary."""
     from transformers import BertTokenizer
 
-    return BertTokenizer(vocab=build_vocab(texts, max_size), do_lower_case=True, strip_accents=False,
+    return BertTokenizer(vocab=build_vocab(texts, max_size, required), do_lower_case=True, strip_accents=False,
                          tokenize_chinese_chars=True, model_max_length=100_000)
 
 
