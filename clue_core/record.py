@@ -174,6 +174,11 @@ class Metrics:
         return self.data.get("dev") or {}
 
     @property
+    def scored(self) -> dict[str, dict[str, float | None]]:
+        """The scores of each labelled split besides dev (FewCLUE's ``test_public``), by split."""
+        return {split: self.data.get(split) or {} for split in self.data.get("scored_splits") or ()}
+
+    @property
     def counts(self) -> dict[str, int]:
         return self.data.get("counts") or {}
 

@@ -217,6 +217,11 @@ def check_metrics(path: Path, data: dict[str, Any], manifest: dict[str, Any] | N
     if data.get("train_seconds") is not None and not is_number(data["train_seconds"]):
         raise check.fail("train_seconds", "a number", data["train_seconds"])
     check.numbers("dev", nullable=True)
+    check.of_type("scored_splits", list, "a list")
+    for index, split in enumerate(data.get("scored_splits") or ()):
+        if not isinstance(split, str) or split in ("dev", "counts", "task", "model", "primary", "scored_splits"):
+            raise check.fail(f"scored_splits[{index}]", "the name of a labelled split besides dev", split)
+        check.numbers(split, nullable=True)  # its scores, as dev's
     check_primary(check)
     check.numbers("counts", nullable=False)
     for key in ("partial", "sample"):

@@ -46,6 +46,7 @@ def _now() -> str:
 def counts(plan: TaskPlan) -> dict[str, int]:
     """Examples per split (``test <version>`` for each test version read), as both files record them."""
     return {"train": len(plan.splits.get("train", ())), "dev": len(plan.splits.get("dev", ())),
+            **{s: len(plan.splits[s]) for s in plan.task.scored_splits if s in plan.splits},
             **{f"test {v}": len(s) for v, s in plan.tests.items()}}
 
 
@@ -165,6 +166,7 @@ class RunWriter:
         submission_names = {v.version: v.submission_file for v in task.test_versions if v.version in scored.tests}
         info = model_info(plan.learner)
         lines = {"dev": prediction_records(scored.dev, scored.dev_predictions, scored.detailed),
+                 **{split: prediction_records(*scored.scored[split]) for split in scored.scored},
                  **{f"test-{version}": prediction_records(*scored.tests[version]) for version in submission_names}}
         files = list(submission_names.values()) if self.main else []
         metrics_data = {
@@ -172,6 +174,8 @@ class RunWriter:
             "task": task.name, "model": request.model, "model_category": self.model.category,
             "split": "dev", "primary_metric": task.primary_metric,
             "primary": scored.detailed.totals.get(task.primary_metric), "dev": dict(scored.detailed.totals),
+            **({"scored_splits": list(scored.scored)} if scored.scored else {}),
+            **{split: dict(result.totals) for split, (_, _, result) in scored.scored.items()},
             "counts": dict(self.manifest.data["counts"]),  # as the started manifest recorded them
             "train_seconds": round(train_seconds, 3),
             "leaderboards": [lb.as_dict() for lb in task.leaderboards],
@@ -201,7 +205,7 @@ class RunWriter:
                 target = targets[split]
                 write_jsonl(target, records)
                 version = split.removeprefix("test-")
-                if split != "dev":
+                if split.startswith("test-"):
                     target, records = folder / SUBMISSION_DIR / submission_names[version], []
                     write_submission(target, *scored.tests[version])
             records = []

@@ -76,8 +76,8 @@ def _check_state(paths: RunPaths, request: RunRequest) -> bool:
 def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None:
     data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample)
     plan.data_dir = data_dir
-    for split in task.splits:
-        if split in ("train", "dev"):
+    for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
+        if split in ("train", "dev") or split in task.scored_splits:
             plan.splits[split] = read_split(task, data_dir, split)
     plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
     for version in task.test_versions:
@@ -244,7 +244,8 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
             if main and model.trains:
                 plan.learner.save(staging / MODEL_DIR)
         train_seconds = time.perf_counter() - started
-        scored = scorer.results(plan.learner, {v: part.examples for v, part in plan.tests.items()}, context)
+        scored = scorer.results(plan.learner, {v: part.examples for v, part in plan.tests.items()}, context,
+                                {s: plan.splits[s].examples for s in task.scored_splits if s in plan.splits})
         metrics, files = writer.finish(scored, train_seconds)
         if main:
             paths.publish()

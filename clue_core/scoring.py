@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import PluginError
@@ -44,6 +44,7 @@ class Scored:
     dev_predictions: list[Prediction]
     detailed: MetricResult
     tests: dict[str, tuple[Sequence[Example], list[Prediction]]]
+    scored: dict[str, tuple[Sequence[Example], list[Prediction], MetricResult]] = field(default_factory=dict)
 
 
 class TaskScoring:
@@ -71,14 +72,20 @@ class TaskScoring:
         aligned = decode_and_align(self.task, self.dev, predictions, self.decode)
         return apply_metrics(self.task, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
 
-    def results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext) -> Scored:
-        """Predict dev and score it, then predict each test version: the run's results, in that order."""
+    def results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext,
+                scored: Mapping[str, Sequence[Example]] | None = None) -> Scored:
+        """Predict dev and score it, then each scored split (labelled, scored as dev is: FewCLUE's
+        ``test_public``), then predict each test version: the run's results, in that order."""
         task, dev, decode = self.task, self.dev, self.decode
         dev_predictions = predict_checked(learner, dev, task, decode)
         detailed = apply_metrics(task, self.steps, dev, dev_predictions, context)
+        extra = {}
+        for split, examples in (scored or {}).items():
+            predictions = predict_checked(learner, examples, task, decode)
+            extra[split] = (examples, predictions, apply_metrics(task, self.steps, examples, predictions, context))
         tested = {version: (examples, predict_checked(learner, examples, task, decode))
                   for version, examples in tests.items()}
-        return Scored(dev, dev_predictions, detailed, tested)
+        return Scored(dev, dev_predictions, detailed, tested, extra)
 
 
 def bind_decode(task: TaskSpec, settings: RunSettings) -> Decode | None:

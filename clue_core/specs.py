@@ -185,6 +185,8 @@ class TaskSpec(SpecMixin):
     ``recommendations`` are the task's reference values for settings that a model may
     declare (``learning_rate``, ``max_length``); ``model_recommendations`` are per-model
     overrides the task owns, keyed by model name or family (``"hf-tiny"``, ``"hf"``).
+    ``scored_splits`` are labelled splits besides dev that a run predicts and scores the same way
+    (FewCLUE's ``test_public``): each one's metrics go into ``metrics.json`` under its name.
     """
 
     name: str
@@ -197,6 +199,7 @@ class TaskSpec(SpecMixin):
     primary_metric: str = "accuracy"
     leaderboards: tuple[Leaderboard, ...] = ()
     splits: tuple[str, ...] = ("train", "dev")
+    scored_splits: tuple[str, ...] = ()
     test_versions: tuple[TestVersion, ...] = ()
     writer: str = "jsonl_labels"
     source: DataSource | None = None
@@ -221,7 +224,7 @@ class TaskSpec(SpecMixin):
     @property
     def readable_splits(self) -> tuple[str, ...]:
         """Every split name the reader may be asked for: train/dev and each test file."""
-        return (*self.splits, *(t.split for t in self.test_versions))
+        return (*self.splits, *self.scored_splits, *(t.split for t in self.test_versions))
 
 
 MODEL_FILE = "clue_model.json"
