@@ -130,6 +130,7 @@ def _task_problems(kernel: Kernel, task: TaskSpec) -> list[str]:
         problems.append("test versions must be unique")
     problems += setting_problems(task.settings, "task")
     problems += setting_problems(task.decode_settings, "decode step")
+    problems += setting_problems(task.reader_settings, "reader")
     if task.prompt is not None:
         problems += _prompt_problems(task)
     return problems
@@ -282,7 +283,7 @@ def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str]
         if echo:
             echo(f"{task.name}: warning: {line}")
 
-    own = [*task.settings, *task.decode_settings,
+    own = [*task.settings, *task.decode_settings, *task.reader_settings,
            *(s for name in task.metrics if name in kernel.metrics for s in kernel.metrics[name].settings)]
     declared = [*own, *(s for model in kernel.models.values() for s in model.settings)]
     models, own_names = {s.name for m in kernel.models.values() for s in m.settings}, {s.name for s in own}

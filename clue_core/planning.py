@@ -88,7 +88,8 @@ def default_output_dir(model: str) -> Path:
 
 def _declared(kernel: Kernel, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
     metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
-    return merge_declarations([*task.settings, *task.decode_settings, *metric_settings, *model.settings],
+    return merge_declarations([*task.settings, *task.decode_settings, *task.reader_settings, *metric_settings,
+                               *model.settings],
                               f"{task.name} with {model.name}")
 
 

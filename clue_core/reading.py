@@ -11,7 +11,9 @@ sometimes do not.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from clue_core.errors import ClueError, DataError, InputError, PluginError
 from clue_core.examples import (
@@ -25,14 +27,24 @@ from clue_core.examples import (
 from clue_core.specs import TaskSpec, resolve
 
 
-def read_split(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
-    """``task.reader(task, data_dir, split)``, checked; readers may return a plain sequence."""
+def read_split(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str, Any] | None = None) -> SplitData:
+    """``task.reader(task, data_dir, split)``, checked; readers may return a plain sequence.
+
+    A task that declares ``reader_settings`` gets their values as ``settings=``: the run's
+    (``settings`` is its resolved settings, or a manifest's recorded values), their declared
+    defaults where none is given (``clue-core check``, ``evaluate``).
+    """
     if split not in task.readable_splits:
         raise ClueError(f"task {task.name} has no split {split!r} (has: {', '.join(task.readable_splits)})")
     from clue_core.data import describe_input_error
 
+    extra: dict[str, Any] = {}
+    if task.reader_settings:
+        from clue_core.settings import ResolvedSettings
+
+        extra["settings"] = ResolvedSettings.of(settings).values_for(task.reader_settings)
     try:
-        result = resolve(task.reader)(task, data_dir, split)
+        result = resolve(task.reader)(task, data_dir, split, **extra)
         if not isinstance(result, SplitData):
             result = SplitData(examples=tuple(result))
         check_examples(task, result, test=split not in task.splits)

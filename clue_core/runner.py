@@ -78,11 +78,11 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None
     plan.data_dir = data_dir
     for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
         if split in ("train", "dev") or split in task.scored_splits:
-            plan.splits[split] = read_split(task, data_dir, split)
+            plan.splits[split] = read_split(task, data_dir, split, plan.settings)
     plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
     for version in task.test_versions:
         try:
-            plan.tests[version.version] = read_split(task, data_dir, version.split)
+            plan.tests[version.version] = read_split(task, data_dir, version.split, plan.settings)
         except DataError as exc:
             plan.notes.append(f"test {version.version}: skipped ({exc})")
             continue

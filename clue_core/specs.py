@@ -181,7 +181,9 @@ class TaskSpec(SpecMixin):
 
     ``reader(task, data_dir, split) -> SplitData``. ``decode(examples, predictions[,
     settings=])`` rewrites a whole split's predictions (CHID's joint assignment) and
-    receives ``settings`` (its ``decode_settings`` values) when it declares any.
+    receives ``settings`` (its ``decode_settings`` values) when it declares any; the reader, in the
+    same way, receives ``settings=`` with its ``reader_settings`` values (which of FewCLUE's
+    training splits a run reads).
     ``recommendations`` are the task's reference values for settings that a model may
     declare (``learning_rate``, ``max_length``); ``model_recommendations`` are per-model
     overrides the task owns, keyed by model name or family (``"hf-tiny"``, ``"hf"``).
@@ -207,6 +209,7 @@ class TaskSpec(SpecMixin):
     sample: str | None = None
     decode: Ref | None = None
     decode_settings: tuple[Setting, ...] = ()
+    reader_settings: tuple[Setting, ...] = ()
     settings: tuple[Setting, ...] = ()
     recommendations: Mapping[str, Any] = field(default_factory=_frozen_map)
     model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)

@@ -71,10 +71,11 @@ class DevData:
         data_dir = (run.manifest.get("data") or {}).get("data_dir")
         if not data_dir or data_dir == "None":
             return "the manifest names no data folder"
-        key = (task.name, str(data_dir))
+        settings = run.manifest.get("settings") or {}  # what the run's reader read (FewCLUE's split)
+        key = (task.name, str(data_dir), *(repr(settings.get(s.name)) for s in task.reader_settings))
         if key not in self._read:
             try:
-                split = read_split(task, Path(data_dir), "dev")
+                split = read_split(task, Path(data_dir), "dev", settings if isinstance(settings, dict) else None)
                 self._read[key] = {str(example.id): example for example in split.examples}
             except (ClueError, OSError) as exc:
                 self._read[key] = f"its dev data cannot be read again ({exc})"
