@@ -86,7 +86,7 @@ def test_default_pair_is_few_all_and_others_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="split='5' is not a FewCLUE train/dev pair"):
         read("fewclue-eprstmt", root, "train", {"split": "5"})
     (root / "eprstmt" / "train_3.json").unlink()
-    with pytest.raises(DataError, match="needs train_3.json"):
+    with pytest.raises(DataError, match=r"needs train_3\.json"):
         read("fewclue-eprstmt", root, "train", {"split": "3"})
 
 
@@ -99,7 +99,7 @@ def test_data_dir_is_datasets_the_repository_or_the_task_folder(tmp_path: Path) 
     with pytest.raises(DataError, match="this is FewCLUE's csldcp folder, not csl's"):
         read("fewclue-csl", repo / "datasets" / "csldcp", "dev")
     copy_sample("fewclue-bustm", tmp_path / "other")
-    with pytest.raises(DataError, match="needs dev_few_all.json in a folder named csl/"):
+    with pytest.raises(DataError, match=r"needs dev_few_all\.json in a folder named csl/"):
         read("fewclue-csl", tmp_path / "other", "dev")
 
 
