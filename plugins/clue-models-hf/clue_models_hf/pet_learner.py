@@ -51,6 +51,10 @@ class PetLearner(HFLearner):
     # ---- planning -------------------------------------------------------------------------
     def check_plan(self, splits: Mapping[str, Sequence[Example]]) -> None:
         """Refuse what PET cannot score before any task of the run trains (one line each)."""
+        saved_labels = list(self.saved.get("labels") or []) if self.saved else []
+        if self.saved and "train" not in splits and saved_labels != self.labels:
+            raise ClueError(f"{self.source}: trained with labels {saved_labels}, but {self.task.name} has "
+                            f"{self.labels}; train it on this task first")
         if self.source == TINY_SOURCE:
             texts = [t for e in splits.get("train", splits.get("dev", ()))[:1] for t in (e.text, e.text_pair) if t]
             tokenizer = tiny.build_tokenizer(texts, self.values["tiny_vocab_size"], required=prompt_texts(self.prompt))

@@ -151,12 +151,12 @@ def cross_check(values: Mapping[str, Any], kind: str) -> None:
     The exact ``doc_stride`` bound depends on the tokenizer's special tokens and is checked
     again when windows are made; this catches the values no tokenizer can use.
     """
+    if values.get("method") == "pet" and kind != CLASSIFICATION:
+        raise ClueError(f"setting 'method=pet' scores classification labels; {kind} tasks use method=finetune")
     if kind == SPAN and values["doc_stride"] >= values["max_length"] - values["max_query_length"]:
         raise ClueError(f"setting 'doc_stride' ({values['doc_stride']}) must be smaller than max_length - "
                         f"max_query_length ({values['max_length']} - {values['max_query_length']}) minus the "
                         f"tokenizer's special tokens")
-    if values.get("method") == "pet" and kind != CLASSIFICATION:
-        raise ClueError(f"setting 'method=pet' scores classification labels; {kind} tasks use method=finetune")
     if "tiny_num_heads" in values and values["tiny_hidden_size"] % values["tiny_num_heads"]:
         raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
                         f"({values['tiny_hidden_size']})")
