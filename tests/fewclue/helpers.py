@@ -13,8 +13,7 @@ from clue_tasks_fewclue.catalog import TASKS
 
 from clue_core.data import sample_dir
 from clue_core.examples import SplitData
-from clue_core.reading import check_examples
-from clue_core.specs import TaskSpec, resolve
+from clue_core.reading import read_split
 
 REAL = Path("/work/fewclue/datasets")
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason=f"FewCLUE's datasets/ not found at {REAL} (not shipped)")
@@ -39,11 +38,8 @@ def raw_records(path: Path) -> list[dict[str, Any]]:
 
 
 def read(name: str, root: Path, split: str, settings: Mapping[str, Any] | None = None) -> SplitData:
-    """The reader with a run's ``split`` setting, then the checks clue-core makes after every reader."""
-    spec: TaskSpec = SPECS[name]
-    part = resolve(spec.reader)(spec, root, split, settings=settings)
-    check_examples(spec, part, test=split not in spec.splits)
-    return part
+    """One split through clue-core's ``read_split`` with a run's ``split`` setting (the reader, then its checks)."""
+    return read_split(SPECS[name], root, split, settings)
 
 
 def copy_sample(name: str, dest: Path) -> Path:

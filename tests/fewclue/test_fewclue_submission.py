@@ -21,7 +21,7 @@ def test_specs_declare_the_protocol_the_leaderboard_and_the_files() -> None:
         assert spec.scored_splits == ("test_public",) and spec.splits == ("train", "dev")
         assert [(t.split, t.submission_file) for t in spec.test_versions] == [("test", SUBMISSION[name])]
         assert [(lb.benchmark, lb.group) for lb in spec.leaderboards] == [("FewCLUE", "overall")]
-        (split,) = spec.settings
+        (split,) = spec.reader_settings
         assert (split.name, split.default, split.choices) == ("split", "few_all", ("few_all", "0", "1", "2", "3", "4"))
         assert spec.writer == ("fewclue_chid" if name == "fewclue-chid" else "jsonl_labels")
         assert {p.split for p in spec.published} == {"test_public"} and len(spec.published) == 6
@@ -112,8 +112,6 @@ def test_the_split_setting_through_the_cli(run_cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="the kernel does not yet pass a task's settings to its reader (read_split settings=)",
-                   strict=False)
 def test_the_split_setting_reaches_the_reader_in_a_run(run_cli, tmp_path: Path) -> None:
     task = tmp_path / "datasets" / "bustm"
     shutil.copytree(_sample("fewclue-bustm"), task)

@@ -75,7 +75,7 @@ def _task(folder: str, submission_file: str, **fields: object) -> TaskSpec:
         scored_splits=("test_public",),
         test_versions=(TestVersion(TEST_VERSION, "test", submission_file),),
         sample=f"{PACKAGE}:samples/{folder}",
-        settings=(SPLIT,),
+        reader_settings=(SPLIT,),
         published=PUBLISHED[folder],
         **fields,  # type: ignore[arg-type]
     )
