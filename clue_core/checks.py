@@ -131,6 +131,10 @@ def _task_problems(kernel: Kernel, task: TaskSpec) -> list[str]:
     problems += setting_problems(task.settings, "task")
     problems += setting_problems(task.decode_settings, "decode step")
     problems += setting_problems(task.reader_settings, "reader")
+    if task.repeat is not None:
+        from clue_core.repeats import repeat_problems
+
+        problems += repeat_problems(task)
     if task.prompt is not None:
         problems += _prompt_problems(task)
     return problems

@@ -76,6 +76,7 @@ class TaskPlan:
     learner: Any = None
     resume: bool = False
     done: bool = False
+    repeat_value: str | None = None  # the value of its task's repeat this plan runs (FewCLUE split=all)
 
 
 def default_output_dir(model: str) -> Path:
@@ -240,7 +241,10 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
     settings = resolve_settings(kernel, request, tasks, model)
     output_dir = request.output_dir or default_output_dir(request.model)
     _check_output_dir(output_dir)
-    plans = [TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]) for t in tasks]
+    from clue_core.repeats import expand  # a repeated task (FewCLUE's split=all): one plan per value
+
+    plans = [plan for t in tasks
+             for plan in expand(TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]), output_dir)]
     for plan in plans:
         check_metric_settings(kernel, plan)
         check_inner_models(kernel, plan)

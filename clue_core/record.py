@@ -136,6 +136,11 @@ class Manifest:
     def model_info(self) -> dict[str, Any]:
         return self.data.get("model_info") or {}
 
+    @property
+    def repeat(self) -> dict[str, str]:
+        """``{"setting", "value"}`` for one training of a repeated task (FewCLUE's split=all), else empty."""
+        return self.data.get("repeat") or {}
+
 
 @dataclass(frozen=True, slots=True)
 class Metrics:

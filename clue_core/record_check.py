@@ -185,8 +185,11 @@ def check_manifest(path: Path, data: dict[str, Any]) -> None:
     check.of_type("no_train", bool, "true or false")
     for key in ("started", "finished", "python", "platform"):
         check.of_type(key, str, "a string")
-    for key in ("settings", "setting_sources", "schedule", "test_versions", "model_info", "plugins"):
+    for key in ("settings", "setting_sources", "schedule", "test_versions", "model_info", "plugins", "repeat"):
         check.of_type(key, dict, "an object")
+    for key in ("setting", "value"):
+        if "repeat" in data and not isinstance(data["repeat"].get(key), str):
+            raise check.fail(f"repeat.{key}", "a name", data["repeat"].get(key))
     check.numbers("counts", nullable=False)
     for key in ("submission_files", "notes", "command"):
         check.strings(key)

@@ -133,6 +133,8 @@ class RunWriter:
                 "user_data_dir": str(request.data_dir) if request.data_dir else None,
                 "files": plan.checksums,
             },
+            **({"repeat": {"setting": plan.task.repeat.setting, "value": plan.repeat_value}}
+               if plan.repeat_value is not None and plan.task.repeat is not None else {}),
             "counts": tally,
             "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in plan.tests},
             "notes": plan.notes,

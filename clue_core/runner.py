@@ -39,6 +39,7 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
 from clue_core.reading import read_split
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
+from clue_core.repeats import summary_line
 from clue_core.results import TaskResult, results_table
 from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete, remove_path
 from clue_core.scoring import TaskScoring
@@ -120,7 +121,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
     main = rank == 0
     created_output = main and not output_dir.exists()
     locks: list[RunLock] = []
-    finished: dict[str, TaskResult] = {}
+    finished: dict[Path, TaskResult] = {}
     try:
         if main:
             try:
@@ -139,9 +140,9 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 plan.resume = _check_state(plan.paths, request)
                 if request.resume and not plan.resume and is_complete(plan.paths.final):
                     check_resume_matches(plan, request, plan.paths.final)
-                    finished[plan.task.name] = _finished_result(plan)  # read whole before it is called complete
+                    finished[plan.paths.final] = _finished_result(plan)  # read whole before it is called complete
                     plan.done = True
-                    echo(f"[{plan.task.name}] {plan.paths.final} is already complete; nothing to resume")
+                    echo(f"[{plan.paths.final.name}] {plan.paths.final} is already complete; nothing to resume")
                     continue
             else:
                 plan.resume = request.resume and plan.paths.interrupted()
@@ -153,17 +154,21 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
         results = []
         for plan in plans:
             if plan.done:
-                results.append(finished[plan.task.name])
+                results.append(finished[plan.paths.final])
                 continue
             say = _scrubbed(echo, plan)  # a learner's own lines (context.echo) too: a secret is never printed
             for note in plan.notes:
-                say(f"[{plan.task.name}] {note}")
-            say(f"[{plan.task.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
+                say(f"[{plan.paths.final.name}] {note}")
+            say(f"[{plan.paths.final.name}] {'resuming' if plan.resume else 'running'} with model {request.model} "
                 f"→ {plan.paths.final}")
             try:
                 results.append(_run_task(kernel, request, model, plan, rank, world, say))
             except KeyboardInterrupt:
                 raise _interrupted(plan, results) from None
+        for task in dict.fromkeys(plan.task.name for plan in plans):  # a repeated task's mean ± std
+            line = summary_line(kernel.task(task), plans, results)
+            if line:
+                echo(line)
         return results
     except BaseException:
         if created_output:

@@ -176,6 +176,25 @@ class PublishedScore(SpecMixin):
 
 
 @dataclass(frozen=True, slots=True)
+class Repeat(SpecMixin):
+    """A protocol that trains a task once per value of one of its reader settings, in one run.
+
+    FewCLUE's multi-split board asks for six trainings (``train_0`` … ``train_4`` and
+    ``train_few_all``) and a leaderboard file from each: ``--set split=all`` (``value``) runs the
+    task once for each of ``each``, every one a run directory of its own
+    (``<task>.<setting>-<v>``) with everything a run has (resume, lock, staging), its leaderboard
+    files named with ``suffixes[v]`` before the extension (``eprstmt_predict_0.json``, …
+    ``_all``), and the run prints the mean ± std of the primary metric over ``averaged``.
+    """
+
+    setting: str
+    value: str
+    each: tuple[str, ...]
+    averaged: tuple[str, ...] = ()
+    suffixes: Mapping[str, str] = field(default_factory=_frozen_map)
+
+
+@dataclass(frozen=True, slots=True)
 class TaskSpec(SpecMixin):
     """Everything the kernel needs to know about a task, without importing its code.
 
@@ -183,7 +202,8 @@ class TaskSpec(SpecMixin):
     settings=])`` rewrites a whole split's predictions (CHID's joint assignment) and
     receives ``settings`` (its ``decode_settings`` values) when it declares any; the reader, in the
     same way, receives ``settings=`` with its ``reader_settings`` values (which of FewCLUE's
-    training splits a run reads).
+    training splits a run reads); ``repeat`` runs the task once per value of one of them
+    (:class:`Repeat`).
     ``recommendations`` are the task's reference values for settings that a model may
     declare (``learning_rate``, ``max_length``); ``model_recommendations`` are per-model
     overrides the task owns, keyed by model name or family (``"hf-tiny"``, ``"hf"``).
@@ -210,6 +230,7 @@ class TaskSpec(SpecMixin):
     decode: Ref | None = None
     decode_settings: tuple[Setting, ...] = ()
     reader_settings: tuple[Setting, ...] = ()
+    repeat: Repeat | None = None
     settings: tuple[Setting, ...] = ()
     recommendations: Mapping[str, Any] = field(default_factory=_frozen_map)
     model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)

@@ -190,6 +190,10 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
     manifest = complete_manifest(run_dir)
     task = run_task(kernel, run_dir, manifest)
+    if manifest.repeat and task.repeat is not None:  # one training of split=all: its files carry the suffix
+        from clue_core.repeats import for_value
+
+        task = for_value(task, manifest.repeat["value"])
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)
@@ -202,7 +206,7 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
         path = run_dir / SUBMISSION_DIR / version.submission_file
         if not path.is_file():
             raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
-        examples = read_split(task, folder, version.split).examples
+        examples = read_split(task, folder, version.split, manifest.settings).examples
         entries = read(path)
         match_entries(task, examples, entries, path, ordered=writer.ordered, exact_id_types=True,
                       gold_name=f"{task.name} test {version.version}")
