@@ -132,3 +132,32 @@ def test_zero_shot_scoring_needs_no_training() -> None:
     assert [p.id for p in predictions] == [e.id for e in dev]
     assert all(p.value in TASK.labels and math.isclose(sum(p.scores), 1.0, rel_tol=1e-5) for p in predictions)
     assert learner.predict(dev) == predictions
+
+
+@pytest.mark.slow
+def test_an_interrupted_pet_run_resumes_to_the_same_weights(tmp_path, monkeypatch) -> None:
+    """Checkpoints hold the PET wrapper's state (tied MLM decoder included) and resume exactly."""
+    from clue_models_hf import training
+
+    train, dev = _data(32, 4), _data(8, 5)
+    config = {**PET, "epochs": 2, "save_every": 3, "eval_every": 4, "batch_size": 4}
+    score = accuracy_scorer(dev)
+    straight = create_tiny(None, TASK, config)
+    straight.fit(train, dev, run_context(TASK, tmp_path / "straight", score))
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(self, step):
+        if step == 10:
+            raise Interrupted
+
+    monkeypatch.setattr(training.Trainer, "after_step", interrupt)
+    with pytest.raises(Interrupted):
+        create_tiny(None, TASK, config).fit(train, dev, run_context(TASK, tmp_path / "resumed", score))
+    monkeypatch.undo()
+    resumed = create_tiny(None, TASK, config)
+    resumed.fit(train, dev, run_context(TASK, tmp_path / "resumed", score, resume=True))
+    first, second = straight.model.state_dict(), resumed.model.state_dict()
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert resumed.predict(dev) == straight.predict(dev)
