@@ -108,3 +108,17 @@ def test_a_bootstrap_leaves_out_resamples_where_the_statistic_is_undefined() -> 
     found = bootstrap_interval(ratings, fleiss_kappa, seed=1, resamples=500)
     assert found is not None and -1.0 <= found[0] <= found[1] <= 1.0
     assert bootstrap_interval([[2, 0]], fleiss_kappa) is None    # every resample one category
+
+
+def test_the_sheets_figures_get_intervals_reproducible_for_a_seed() -> None:
+    from clue_tasks_superclue.agreement import sheet_agreement
+
+    rows = [(9, "优秀"), (8, "良好"), (6, "及格"), (3, "不及格"), (7, "良好"), (2, "不及格"), (10, "优秀"),
+            (8, "及格"), (5, "良好"), (None, "优秀")]
+    found = sheet_agreement(rows, seed=0)
+    assert found == sheet_agreement(rows, seed=0)
+    assert found["band_agreement"] == 77.78                        # 7 of the 9 rows with a judge grade
+    low, high = found["acceptable_interval"]                       # acceptable_share: 7 of 10 rows
+    assert low <= 70.0 <= high
+    assert found["band_alpha_interval"][0] <= found["band_alpha"] <= found["band_alpha_interval"][1]
+    assert sheet_agreement([(None, "优秀")]) == {"acceptable_interval": [100.0, 100.0]}

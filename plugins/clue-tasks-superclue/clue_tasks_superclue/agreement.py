@@ -167,3 +167,36 @@ def share_interval(flags: Sequence[bool], *, seed: int = 0, resamples: int = 200
     found = bootstrap_interval(list(flags), lambda sample: 100.0 * sum(sample) / len(sample), seed=seed,
                                resamples=resamples, level=level)
     return None if found is None else [round(found[0], 2), round(found[1], 2)]
+
+
+def sheet_agreement(rows: Sequence[tuple[float | None, str]], *, seed: int = 0, resamples: int = 2000
+                    ) -> dict[str, Any]:
+    """The judge-agreement sheet's figures with seeded bootstrap 95 % intervals, for ``judge_agreement``.
+
+    ``rows`` are the graded rows: the judge's grade (1–10, a panel's may be fractional; None
+    when unknown) and the band the person chose (:data:`clue_tasks_superclue.panel.BANDS`).
+    Returns ``acceptable_interval`` (of ``acceptable_share``, the share banded 及格 or better),
+    and over the rows with a judge grade ``band_agreement`` (% whose judge grade falls in the
+    person's band) with ``band_agreement_interval``, and ``band_alpha`` (Krippendorff's α,
+    interval metric on the band ranks 0–3, judge against person) with ``band_alpha_interval``;
+    a figure that is undefined is left out (never NaN). Intervals resample the rows, one seed.
+    """
+    from clue_tasks_superclue.panel import BANDS, band_of
+
+    rank = {name: index for index, (name, _) in enumerate(BANDS)}
+    out: dict[str, Any] = {}
+    acceptable = share_interval([rank[band] <= rank["及格"] for _, band in rows], seed=seed, resamples=resamples)
+    if acceptable is not None:
+        out["acceptable_interval"] = acceptable
+    pairs = [(rank[band_of(grade)], rank[band]) for grade, band in rows if grade is not None]
+    if not pairs:
+        return out
+    out["band_agreement"] = round(100.0 * sum(a == b for a, b in pairs) / len(pairs), 2)
+    out["band_agreement_interval"] = share_interval([a == b for a, b in pairs], seed=seed, resamples=resamples)
+    alpha = krippendorff_alpha(pairs)
+    if alpha is not None:
+        out["band_alpha"] = round(alpha, 4)
+        found = bootstrap_interval(pairs, krippendorff_alpha, seed=seed, resamples=resamples)
+        if found is not None:
+            out["band_alpha_interval"] = [round(found[0], 4), round(found[1], 4)]
+    return out
