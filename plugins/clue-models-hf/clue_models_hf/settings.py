@@ -60,14 +60,14 @@ COMMON: tuple[Setting, ...] = (
               "metric (0 = never)", minimum=0),
     Setting("save_every", int, 0, "checkpoint every N optimizer steps for --resume (0 = never)", minimum=0),
     Setting("save_total_limit", int, 2, "checkpoints kept, newest first (0 = all)", minimum=0),
-    _schedule("method", str, "finetune", "finetune: a classification head; pet: the masked-LM head scores the "
-              "task prompt's verbalizers at [MASK] slots (classification tasks)", choices=("finetune", "pet"),
-              report=True),
-    _schedule("pet_instruction", bool, False, "method=pet: start the cloze with the prompt's instruction"),
     Setting("trust_remote_code", bool, False, "allow checkpoints that ship their own model code"),
     Setting("log_with", str, "", "'tensorboard': training curves in training/logs/", choices=("", "tensorboard")),
     Setting("logging_steps", int, 10, "loss and learning-rate reporting interval in optimizer steps", minimum=1),
     Setting("progress", bool, True, "tqdm progress bar (main process, terminals only)"),
+    _schedule("method", str, "finetune", "finetune: a classification head; pet: the masked-LM head scores the "
+              "task prompt's verbalizers at [MASK] slots (classification tasks)", choices=("finetune", "pet"),
+              report=True),
+    _schedule("pet_instruction", bool, False, "method=pet: start the cloze with the prompt's instruction"),
 )
 
 #: Settings of the offline backbone ``hf-tiny`` only: its shape and vocabulary.
@@ -110,6 +110,8 @@ class Settings:
     log_with: str
     logging_steps: int
     progress: bool
+    method: str
+    pet_instruction: bool
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> Settings:
