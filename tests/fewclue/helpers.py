@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clue_tasks_fewclue.catalog import TASKS
 
 from clue_core.data import sample_dir
 from clue_core.examples import SplitData
 from clue_core.reading import read_split
+from clue_tasks_fewclue.catalog import TASKS
 
 REAL = Path("/work/fewclue/datasets")
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason=f"FewCLUE's datasets/ not found at {REAL} (not shipped)")

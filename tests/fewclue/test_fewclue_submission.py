@@ -9,10 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from clue_tasks_fewclue.chid import read_answers, write_answers
 
 from clue_core.examples import ClassificationExample, MultipleChoiceExample, Prediction
 from clue_core.writers import write_jsonl_labels
+from clue_tasks_fewclue.chid import read_answers, write_answers
 from tests.fewclue.helpers import NAMES, SPECS, SUBMISSION, raw_records
 
 
@@ -22,7 +22,10 @@ def test_specs_declare_the_protocol_the_leaderboard_and_the_files() -> None:
         assert [(t.split, t.submission_file) for t in spec.test_versions] == [("test", SUBMISSION[name])]
         assert [(lb.benchmark, lb.group) for lb in spec.leaderboards] == [("FewCLUE", "overall")]
         (split,) = spec.reader_settings
-        assert (split.name, split.default, split.choices) == ("split", "few_all", ("few_all", "0", "1", "2", "3", "4"))
+        assert (split.name, split.default, split.choices) == ("split", "few_all",
+                                                              ("few_all", "0", "1", "2", "3", "4", "all"))
+        assert spec.repeat is not None and spec.repeat.each == ("0", "1", "2", "3", "4", "few_all")
+        assert spec.repeat.averaged == ("0", "1", "2", "3", "4") and spec.repeat.suffixes == {"few_all": "_all"}
         assert spec.writer == ("fewclue_chid" if name == "fewclue-chid" else "jsonl_labels")
         assert {p.split for p in spec.published} == {"test_public"} and len(spec.published) == 6
 

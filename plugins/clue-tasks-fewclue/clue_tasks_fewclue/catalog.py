@@ -18,6 +18,7 @@ from clue_core.plugin import (
     MULTIPLE_CHOICE,
     Leaderboard,
     Prompt,
+    Repeat,
     Setting,
     SubmissionWriterSpec,
     TaskSpec,
@@ -38,12 +39,18 @@ SPLIT = Setting(
     str,
     "few_all",
     "which FewCLUE train/dev pair the run's train and dev are: few_all (train_few_all.json/dev_few_all.json, "
-    "the union of the five) or 0-4 (train_k.json/dev_k.json); test_public and test are the same for all",
-    choices=PROTOCOLS,
+    "the union of the five) or 0-4 (train_k.json/dev_k.json); test_public and test are the same for all; "
+    "all trains on each of the six in turn (FewCLUE's multi-split board: <name>_predict_{0..4,all}.json, "
+    "and the mean +- std over 0-4)",
+    choices=(*PROTOCOLS, "all"),
     schedule=True,
     cache_key=True,
     report=True,
 )
+
+#: ``split=all``: one training per pair, each a run of its own; the board's files end in _0 … _4 and _all.
+ALL_SPLITS = Repeat("split", "all", each=("0", "1", "2", "3", "4", "few_all"), averaged=("0", "1", "2", "3", "4"),
+                    suffixes={"few_all": "_all"})
 
 CHID_WRITER = SubmissionWriterSpec(
     CHID_WRITER_NAME,
@@ -76,6 +83,7 @@ def _task(folder: str, submission_file: str, **fields: object) -> TaskSpec:
         test_versions=(TestVersion(TEST_VERSION, "test", submission_file),),
         sample=f"{PACKAGE}:samples/{folder}",
         reader_settings=(SPLIT,),
+        repeat=ALL_SPLITS,
         published=PUBLISHED[folder],
         **fields,  # type: ignore[arg-type]
     )
