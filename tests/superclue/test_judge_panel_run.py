@@ -88,7 +88,7 @@ def test_three_judges_grade_every_answer_and_agree_as_far_as_they_do(run_cli, tm
         (0, "shifted-judge", 9, "优秀"), (1, "shifted-judge", 6, "及格"), (2, "shifted-judge", 10, "优秀")]
     assert calc["judge"]["grade"] == calc["points"] == 9.0 and calc["judge"]["band"] == "优秀"
     assert calc["judge"]["aggregate"] == "median" and calc["judge"]["graded_by"] == 3
-    assert calc["judge"]["reasons"].startswith("[shifted-judge] ") and "评分" in calc["judge"]["prompt"]
+    assert calc["judge"]["reasons"].startswith("[judge.0 shifted-judge] ") and "评分" in calc["judge"]["prompt"]
     assert all(j["reasons"] and "prompt" not in j for j in calc["judges"])
     # the repair prompt is asked judge by judge, and counted so
     assert [j["repaired"] for j in found["calc-002"]["scoring"]["judges"]] == [True, True, True]

@@ -108,7 +108,7 @@ def grade_record(names: Sequence[str], judgments: Sequence[Any], how: str
     grades = [float(j["score"]) for j in judges if j["score"] is not None]
     points = aggregate(grades, how)
     prompt = next((j.prompt for j in judgments if j is not None), None)
-    reasons = "\n".join(f"[{j['model']}] {j['reasons']}" for j in judges if j["score"] is not None)
+    reasons = "\n".join(f"[judge.{j['judge']} {j['model']}] {j['reasons']}" for j in judges if j["score"] is not None)
     panel = {"grade": points, "band": None if points is None else band_of(points), "aggregate": how,
              "graded_by": len(grades), "panel": len(names), "reasons": reasons or None,
              "parsed": points is not None, "prompt": prompt}
