@@ -60,12 +60,12 @@ def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Predi
     for example, prediction, detail in zip(examples, predictions, details):
         answers = turn_texts(prediction.raw if prediction else None, prediction.value if prediction else "",
                              len(example.turns))
-        if detail["method"] == "judge" and prediction is not None and judge_name:
+        if detail["method"] == "judge" and not detail.get("missing") and judge_name:
             requests.append(grade_request(f"grade/{example.id}", grade_prompt(example, answers), example.dimension,
                                           example.category))
         if references is not None:
             reference = references.get(str(example.id))
-            if reference is None or prediction is None:
+            if reference is None or detail.get("missing"):
                 detail["pairwise"] = {"verdict": None, "reference_answer": None, "orders": []}
                 continue
             theirs = turn_texts(reference.raw, reference.prediction, len(example.turns))
@@ -143,9 +143,13 @@ def _base(example: OpenQuestionExample, prediction: Prediction | None) -> dict[s
     method = method_of(example)
     detail: dict[str, Any] = {"dimension": example.dimension, "category": example.category, "method": method,
                               "points": None}
-    answer = "" if prediction is None or prediction.value is None else str(prediction.value)
-    if prediction is None:
+    # a model that has no answer (recorded answers without this question) says so with None: scored
+    # as wrong and counted, never checked or judged as if it had answered "" (a length limit passes "")
+    if prediction is None or prediction.value is None:
         detail["missing"] = True
+        detail["points"] = 0.0
+        return detail
+    answer = str(prediction.value)
     if method == "constraints":
         found = check_all(answer, example.constraints)
         detail["constraints"] = found
@@ -155,8 +159,6 @@ def _base(example: OpenQuestionExample, prediction: Prediction | None) -> dict[s
         found = check_call(example.expected_call, calls_of(prediction.raw if prediction else None, answer))
         detail["tool_call"] = found
         detail["points"] = 10.0 if found["correct"] else 0.0
-    elif prediction is None:
-        detail["points"] = 0.0  # no answer at all: nothing to judge, scored as wrong
     return detail
 
 
