@@ -90,7 +90,8 @@ def test_the_typed_view_covers_exactly_the_common_settings() -> None:
         "max_query_length", "mixed_precision", "eval_every", "early_stopping_patience", "max_grad_norm",
         "method", "pet_instruction"}  # PET trains another model: --resume must not mix the two
     assert all(s.schedule for s in TINY)
-    assert {s.name for s in COMMON + TINY if s.report} == {"learning_rate", "epochs", "batch_size", "max_length"}
+    assert {s.name for s in COMMON + TINY if s.report} == {"learning_rate", "epochs", "batch_size", "max_length",
+                                                           "method"}
 
 
 @pytest.mark.parametrize(("epochs", "scale", "expected"), [
