@@ -18,8 +18,8 @@ from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, TaskSpec, __
 from clue_report import error_analysis, stats
 from clue_report.collect import Collected, Run, collect
 from clue_report.groups import leaderboard_members, merge_members
-from clue_report.published import boards, published_dict, run_usage
-from clue_report.rows import build_rows, data_version, model_facts
+from clue_report.published import boards, published_dict, run_usage, scored_boards
+from clue_report.rows import build_rows, data_version, extra_fields, model_facts
 from clue_report.scored import DevData, Scored, score_run
 from clue_report.sections import Section, build_sections, input_names
 
@@ -83,6 +83,7 @@ def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: 
         "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
         "row": None,
     }
+    entry.update(extra_fields(run, task))
     if task is None:
         entry["notes"].append(f"task {run.task} is not installed: no intervals or error analysis")
         entry["intervals"] = {m: {"reason": "task not installed"} for m in dev}
@@ -106,6 +107,15 @@ def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: 
     return entry
 
 
+def reader_version(task: TaskSpec | None, run: dict[str, Any]) -> str | None:
+    """The value of the task's reader settings the run read with (FewCLUE's pair, ``few_all`` or
+    ``0``–``4``): what a published score on a scored split names as its ``version``."""
+    if task is None or not task.reader_settings:
+        return None
+    settings = run.get("settings") or {}
+    return "/".join(str(settings.get(s.name, s.default)) for s in task.reader_settings)
+
+
 def _task_entry(task: TaskSpec | None, name: str, rows: list[dict[str, Any]], runs: list[dict[str, Any]]
                 ) -> dict[str, Any]:
     first = next(r for r in runs if r["task"] == name)
@@ -117,12 +127,14 @@ def _task_entry(task: TaskSpec | None, name: str, rows: list[dict[str, Any]], ru
             continue
         run = next(r for r in runs if r["id"] == cell["runs"][0])
         entries.append({"row": row["id"], "model": row["label"], "usage": run["usage"], "dev": cell["dev"],
-                        "intervals": cell["intervals"], "comparable": row["comparable"], "reason": row["reason"]})
+                        "intervals": cell["intervals"], "comparable": row["comparable"], "reason": row["reason"],
+                        "scored": cell.get("scored") or {},
+                        "version": None if "repeat" in cell else reader_version(task, run)})
     versions: dict[str, list[str]] = {}
     for row in rows:
         if name in row["cells"]:
             versions.setdefault(row["cells"][name]["data_version"], []).append(row["id"])
-    return {
+    entry = {
         "name": name, "kind": task.kind if task else "?", "description": task.description if task else "",
         "primary_metric": first["primary_metric"], "installed": task is not None,
         "labels": list(task.labels) if task else [], "label_descriptions": dict(task.label_descriptions) if task
@@ -130,6 +142,10 @@ def _task_entry(task: TaskSpec | None, name: str, rows: list[dict[str, Any]], ru
         "data_versions": versions, "published": published,
         "boards": boards(published, entries, first["primary_metric"]),
     }
+    extra = scored_boards(published, entries, first["primary_metric"])
+    if extra:  # a task scoring a labelled split besides dev (FewCLUE's test_public)
+        entry["scored_boards"] = extra
+    return entry
 
 
 def _order_tasks(members: dict[str, list[str]], present: Sequence[str]) -> list[str]:

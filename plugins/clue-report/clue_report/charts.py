@@ -137,9 +137,13 @@ def context_length(task: dict[str, Any], report: dict[str, Any], choice: FontCho
 
 
 def published_board(task: dict[str, Any], report: dict[str, Any], choice: FontChoice) -> Chart | None:
-    board = next((b for b in task["boards"] if any(e["kind"] == "run" for e in b["entries"])), None)
+    """The first board with a run beside published scores: a dev board, else one of a scored split
+    (FewCLUE's test_public, whose boards carry ``split``)."""
+    board = next((b for b in (*task["boards"], *task.get("scored_boards", ()))
+                  if any(e["kind"] == "run" for e in b["entries"])), None)
     if board is None:
         return None
+    split = board.get("split", "dev")
     entries = board["entries"]
     colors = _row_colors(report)
     names = [choice.label(f"{e['model']} (published {e['version']})" if e["kind"] == "published" else
@@ -159,10 +163,10 @@ def published_board(task: dict[str, Any], report: dict[str, Any], choice: FontCh
         axes.set_yticks(range(len(entries)), names, fontsize=7)
         axes.invert_yaxis()
         axes.set_xlim(0, 105)
-        axes.set_xlabel(f"dev {board['metric']} ({board['mode']}{shots}); grey: published")
+        axes.set_xlabel(f"{split} {board['metric']} ({board['mode']}{shots}); grey: published")
         axes.grid(axis="x", alpha=0.3)
 
-    return Chart(f"chart-published-{task['name']}", f"{task['name']}: runs beside published dev scores",
+    return Chart(f"chart-published-{task['name']}", f"{task['name']}: runs beside published {split} scores",
                  f"task-{task['name']}", _render(choice, 7, 1 + 0.28 * len(entries), draw))
 
 

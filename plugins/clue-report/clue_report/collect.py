@@ -22,6 +22,8 @@ from clue_core.plugin import (
     METRICS,
     PREDICTIONS_DIR,
     ClueError,
+    Manifest,
+    Metrics,
     iter_predictions,
     read_manifest,
     read_metrics,
@@ -68,6 +70,19 @@ class Run:
     def sample(self) -> bool:
         data = self.manifest.get("data") or {}
         return bool(self.metrics.get("sample")) or data.get("source") == "sample"
+
+    @property
+    def scored(self) -> dict[str, dict[str, float]]:
+        """The scores of each labelled split besides dev (FewCLUE's ``test_public``), as the kernel reads
+        them (:attr:`clue_core.plugin.Metrics.scored`), numbers only; ``{}`` for a run that has none."""
+        return {split: {k: float(v) for k, v in values.items() if isinstance(v, (int, float))}
+                for split, values in Metrics(self.metrics).scored.items()}
+
+    @property
+    def repeat(self) -> dict[str, str]:
+        """``{"setting", "value"}`` when the run is one training of a repeated task (FewCLUE's
+        ``split=all``), else ``{}`` (:attr:`clue_core.plugin.Manifest.repeat`)."""
+        return Manifest(self.manifest).repeat
 
 
 @dataclass(frozen=True)
@@ -175,7 +190,7 @@ def score_of(run: Run) -> dict[str, Any]:
     return {"task": run.task, "primary_metric": metrics["primary_metric"], "primary": metrics.get("primary"),
             "model": metrics.get("model"),
             "leaderboards": [(lb["benchmark"], lb["group"]) for lb in metrics.get("leaderboards") or []],
-            "run_dir": str(run.path)}
+            "run_dir": str(run.path), **({"scored": run.scored} if run.scored else {})}
 
 
 def collect_scores(paths: list[Path]) -> list[dict[str, Any]]:

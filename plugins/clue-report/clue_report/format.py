@@ -17,24 +17,46 @@ def interval(data: Mapping[str, Any] | None) -> str:
     return f"[{data['low']:.2f}, {data['high']:.2f}]"
 
 
-def spread(data: Mapping[str, Any] | None) -> str:
+def spread(data: Mapping[str, Any] | None, over: str = "seeds") -> str:
     if not data:
         return ""
-    return f"± {data['std']:.2f} ({data['n']} seeds)"
+    return f"± {data['std']:.2f} ({data['n']} {over})"
+
+
+def spread_over(cell: Mapping[str, Any]) -> str:
+    """What a cell's runs differ in: ``seeds``, or a repeat family's setting (``splits``: FewCLUE's 0–4)."""
+    repeat = cell.get("repeat")
+    return f"{repeat['setting']}s" if repeat else "seeds"
 
 
 def cell_detail(cell: Mapping[str, Any]) -> str:
-    """The uncertainty under a leaderboard cell: the spread over seeds, or the run's interval."""
+    """The uncertainty under a leaderboard cell: the spread over seeds (or splits), or the run's interval."""
     metric = cell["metric"]
-    return spread((cell.get("seed_spread") or {}).get(metric)) or interval(cell["intervals"].get(metric))
+    return (spread((cell.get("seed_spread") or {}).get(metric), spread_over(cell))
+            or interval(cell["intervals"].get(metric)))
 
 
-def group_text(group: Mapping[str, Any] | None) -> str:
+def scored_details(cell: Mapping[str, Any]) -> list[str]:
+    """``test_public 50.00 ± 3.10 (5 splits)``: the cell's primary metric on each labelled split
+    besides dev, with the spread over its runs; empty for a cell without such splits."""
+    metric = cell["metric"]
+    lines = []
+    for split, values in (cell.get("scored") or {}).items():
+        if metric in values:
+            detail = spread(((cell.get("scored_spread") or {}).get(split) or {}).get(metric), spread_over(cell))
+            lines.append(f"{split} {number(values[metric])} {detail}".strip())
+    return lines
+
+
+def group_text(group: Mapping[str, Any] | None, split: bool = False) -> str:
+    """A group score, ``(k/n)`` when members are missing; ``split``: say which split it is on when
+    not dev (FewCLUE overall averages test_public)."""
     if not group:
         return "—"
+    on = f" on {group['split']}" if split and group.get("split") else ""
     if group["complete"]:
-        return f"{group['score']:.2f}"
-    return f"{group['score']:.2f} ({len(group['tasks'])}/{len(group['tasks']) + len(group['missing'])})"
+        return f"{group['score']:.2f}{on}"
+    return f"{group['score']:.2f} ({len(group['tasks'])}/{len(group['tasks']) + len(group['missing'])}){on}"
 
 
 def settings(values: Mapping[str, Any], *, full: bool = False) -> str:

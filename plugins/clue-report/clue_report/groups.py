@@ -37,21 +37,41 @@ def merge_members(declared: Mapping[str, list[str]] | None,
     return members
 
 
-def average_groups(members: Mapping[str, list[str]], by_task: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+def average_groups(members: Mapping[str, list[str]], by_task: Mapping[str, float],
+                   scored: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, Any]]:
     """Per group: the plain mean of the member tasks' primary scores that are present.
 
     ``missing`` names members without a score and ``complete`` says whether there are
     none: the leaderboard only publishes an average over all members, so an incomplete
     one must be shown as such, never as a leaderboard score.
+
+    ``scored`` holds each task's primary score on its labelled splits besides dev
+    (``{task: {"test_public": 50.0}}``). A group whose present members all have a score on
+    one such split is averaged on that split, and says so (``"split"``): FewCLUE's papers and
+    leaderboard report test_public, dev being for model selection, so FewCLUE overall is the
+    mean of the test_public accuracies. A group with one member lacking it stays on dev (CLUE's
+    tasks have no such split), so a score is never an average over two different splits.
     """
     groups: dict[str, dict[str, Any]] = {}
     for name, tasks in members.items():
         present = [t for t in tasks if t in by_task]
-        if present:
-            groups[name] = {"score": sum(by_task[t] for t in present) / len(present), "tasks": present,
-                            "missing": [t for t in tasks if t not in by_task],
-                            "complete": len(present) == len(tasks)}
+        if not present:
+            continue
+        split = common_split(present, scored or {})
+        values = {t: scored[t][split] for t in present} if split and scored else by_task
+        groups[name] = {"score": sum(values[t] for t in present) / len(present), "tasks": present,
+                        "missing": [t for t in tasks if t not in by_task],
+                        "complete": len(present) == len(tasks), **({"split": split} if split else {})}
     return groups
+
+
+def common_split(tasks: Iterable[str], scored: Mapping[str, Mapping[str, float]]) -> str | None:
+    """The first labelled split besides dev on which every one of ``tasks`` has a primary score."""
+    tasks = list(tasks)
+    if not tasks:
+        return None
+    candidates = [split for split in scored.get(tasks[0], {}) if all(split in scored.get(t, {}) for t in tasks)]
+    return candidates[0] if candidates else None
 
 
 def group_averages(scores: list[dict[str, Any]], declared: dict[str, list[str]] | None = None
@@ -64,7 +84,9 @@ def group_averages(scores: list[dict[str, Any]], declared: dict[str, list[str]] 
     """
     members = merge_members(declared, ((s["task"], s["leaderboards"]) for s in scores))
     by_task = {s["task"]: s["primary"] for s in scores if s["primary"] is not None}
-    groups = average_groups(members, by_task)
+    scored = {s["task"]: {split: values[s["primary_metric"]] for split, values in (s.get("scored") or {}).items()
+                          if values.get(s["primary_metric"]) is not None} for s in scores}
+    groups = average_groups(members, by_task, scored)
     for group in groups.values():
         del group["complete"]  # the --json shape of earlier versions
     return groups

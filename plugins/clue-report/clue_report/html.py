@@ -47,11 +47,37 @@ def _badge(row: Mapping[str, Any]) -> str:
     return "" if row["comparable"] else f'<span class="badge" title="{escape(row["reason"])}">not comparable</span>'
 
 
+def _on_split(report: Mapping[str, Any], group: str) -> str:
+    """The split a group is scored on when not dev (FewCLUE overall: test_public), else ``""``."""
+    return next((row["groups"][group]["split"] for row in report["rows"]
+                 if row["groups"].get(group, {}).get("split")), "")
+
+
+def _scored_splits(report: Mapping[str, Any], task: str) -> list[str]:
+    """The labelled splits besides dev that some row's cell of ``task`` carries (FewCLUE's test_public)."""
+    return list(dict.fromkeys(split for row in report["rows"]
+                              for split in (row["cells"].get(task) or {}).get("scored", {})))
+
+
+def _task_cell(cell: Mapping[str, Any]) -> str:
+    """A leaderboard cell: the primary dev metric, its uncertainty, and its scores on the scored splits."""
+    extra = fmt.scored_details(cell)
+    if not extra:
+        return num(cell["value"], fmt.cell_detail(cell), cell["data_version"])
+    lines = [fmt.cell_detail(cell), *extra]
+    return (f'<td class="num" title="{escape(cell["data_version"])}">{fmt.number(cell["value"])}'
+            + "".join(f"<small>{escape(line)}</small>" for line in lines if line) + "</td>")
+
+
 def leaderboard(report: Mapping[str, Any]) -> str:
     tasks = report["tasks"]
     groups = [name for name in report["groups"] if any(name in row["groups"] for row in report["rows"])]
-    headers = ["#", "model", "kind", "size", "use", "settings", *map(escape, groups),
-               *(f"{escape(t['name'])}<br><small>{escape(t['primary_metric'])}</small>" for t in tasks)]
+    group_heads = [escape(name) + (f"<br><small>{escape(split)}</small>" if (split := _on_split(report, name))
+                                   else "") for name in groups]
+    task_heads = [f"{escape(t['name'])}<br><small>{escape(t['primary_metric'])}"
+                  + (f" · dev / {escape(', '.join(splits))}" if (splits := _scored_splits(report, t["name"])) else "")
+                  + "</small>" for t in tasks]
+    headers = ["#", "model", "kind", "size", "use", "settings", *group_heads, *task_heads]
     rows, classes = [], []
     for rank, row in enumerate(report["rows"], 1):
         full = escape(fmt.settings(row["settings"], full=True))
@@ -65,32 +91,73 @@ def leaderboard(report: Mapping[str, Any]) -> str:
             cells.append(f'<td{css} title="{escape(missing)}">{escape(fmt.group_text(group))}</td>')
         for task in tasks:
             cell = row["cells"].get(task["name"])
-            cells.append(num(cell["value"], fmt.cell_detail(cell), cell["data_version"]) if cell else "—")
+            cells.append(_task_cell(cell) if cell else "—")
         rows.append(cells)
         classes.append("" if row["comparable"] else "nc")
     members = "; ".join(f"<b>{escape(name)}</b>: {escape(', '.join(tasks))}" for name, tasks in
                         report["groups"].items())
+    on_split = [f"{escape(name)} averages {escape(split)}" for name in groups if (split := _on_split(report, name))]
+    scored = (f" Where a task scores a labelled split besides dev, its score there is below the cell; "
+              f"{'; '.join(on_split)}, the split its benchmark reports, when every member present has it."
+              if on_split else "")
+    family = (" A row ending in a repeat (<i>split 0–4</i>) holds the mean ± std over those trainings."
+              if any(row.get("repeat") for row in report["rows"]) else "")
     return ("<div class='scroll'>" + table(headers, rows, classes) + "</div>"
             + f"<p class='muted'>Cells: primary dev metric; below it the 95% bootstrap interval (one run) or ± std "
               f"over seeds. Group scores average the members' primary metric as the CLUE leaderboard does; "
               f"an average over only some members is shown as <span class='partial'>k/n</span> and is not a "
-              f"leaderboard score. Members: {members}.</p>")
+              f"leaderboard score.{scored}{family} Members: {members}.</p>")
 
 
 def _metrics_table(task: Mapping[str, Any], report: Mapping[str, Any]) -> str:
     rows = [(row, row["cells"][task["name"]]) for row in report["rows"] if task["name"] in row["cells"]]
     metrics = list(dict.fromkeys(m for _, cell in rows for m in cell["dev"]))
+    scored = [(split, m) for split in _scored_splits(report, task["name"])
+              for m in dict.fromkeys(m for _, cell in rows for m in cell.get("scored", {}).get(split, {}))]
     body = []
     for row, cell in rows:
+        over = fmt.spread_over(cell)
         cells = [escape(row["label"]) + _badge(row)]
         for metric in metrics:
             spread = (cell.get("seed_spread") or {}).get(metric)
-            detail = fmt.spread(spread) or fmt.interval(cell["intervals"].get(metric))
+            detail = fmt.spread(spread, over) or fmt.interval(cell["intervals"].get(metric))
             cells.append(num(cell["dev"].get(metric), detail))
+        for split, metric in scored:
+            spread = ((cell.get("scored_spread") or {}).get(split) or {}).get(metric)
+            cells.append(num((cell.get("scored") or {}).get(split, {}).get(metric), fmt.spread(spread, over)))
         seeds = ", ".join(str(s) for s in cell["seeds"])
+        if cell.get("repeat"):
+            seeds = f"{cell['repeat']['setting']} {', '.join(cell['repeat']['values'])}; seeds {seeds}"
         cells.append(escape(f"{seeds} ({cell['data_version']})"))
         body.append(cells)
-    return table(["row", *map(escape, metrics), "seeds (dev data)"], body)
+    return table(["row", *map(escape, metrics), *(escape(f"{split} {m}") for split, m in scored),
+                  "seeds (dev data)"], body)
+
+
+def _scored_boards(task: Mapping[str, Any]) -> str:
+    """The published scores on a scored split (FewCLUE's test_public), each run beside its version's."""
+    parts = []
+    for board in task.get("scored_boards") or ():
+        shots = "" if board["shots"] is None else f", {board['shots']}-shot"
+        rows, classes = [], []
+        for entry in board["entries"]:
+            rank = str(entry["rank"]) if "rank" in entry else "—"
+            if entry["kind"] == "published":
+                rows.append([rank, escape(entry["model"]), num(entry["value"]),
+                             escape(f"published, {entry['split']} ({entry['version']})"),
+                             f'<td class="text">{escape(entry["source"])}</td>'])
+                classes.append("pub")
+            else:
+                version = f" ({entry['version']})" if entry["version"] else ""
+                status = (f"this report{version}" if entry["comparable"]
+                          else f"not comparable{version}: {entry['reason']}")
+                rows.append([rank, f"<b>{escape(entry['model'])}</b>", num(entry["value"]), escape(status), "—"])
+                classes.append("" if entry["comparable"] else "nc")
+        parts.append(f"<h4>{escape(board['split'])} {escape(board['metric'])} ({escape(str(board['mode']))}"
+                     f"{escape(shots)})</h4><p class='muted'>Each run stands beside the published score of the "
+                     f"data it trained on, ranked with it only when it was used the same way.</p>"
+                     + table(["rank", "model", "value", "what", "source"], rows, classes))
+    return "".join(parts)
 
 
 def _boards(task: Mapping[str, Any]) -> str:
@@ -116,7 +183,8 @@ def _boards(task: Mapping[str, Any]) -> str:
         if not any(entry["kind"] == "run" for entry in board["entries"]):
             parts.append(f"<p class='muted'>No run in this report was used this way ({escape(str(board['mode']))}"
                          f"{escape(shots)}), so none is set beside these scores.</p>")
-    other = [p for p in task["published"] if p["split"] != "dev"]
+    shown = {board["split"] for board in task.get("scored_boards") or ()}
+    other = [p for p in task["published"] if p["split"] != "dev" and p["split"] not in shown]
     if other:
         rows = [[escape(p["model"]), escape(p["split"]), escape(p["version"]), escape(p["metric"]), num(p["value"]),
                  f'<td class="text">{escape(p["source"])}</td>'] for p in other]
@@ -125,7 +193,7 @@ def _boards(task: Mapping[str, Any]) -> str:
                      + "</details>")
     if not task["published"]:
         parts.append("<p class='muted'>The task declares no published scores.</p>")
-    return "".join(parts)
+    return "".join(parts) + _scored_boards(task)
 
 
 def _confusion(run: Mapping[str, Any], charts: Mapping[str, Chart]) -> str:
@@ -187,7 +255,9 @@ def _run(report: Mapping[str, Any], run_id: str) -> dict[str, Any]:
 def task_section(task: Mapping[str, Any], report: Mapping[str, Any], charts: Mapping[str, Chart]) -> str:
     name = task["name"]
     parts = [f'<section id="task-{escape(name)}"><h3>{escape(name)} <small>{escape(task["description"])}</small>'
-             f"</h3>", "<h4>Dev metrics, 95% bootstrap intervals</h4>", _metrics_table(task, report),
+             f"</h3>", "<h4>Dev metrics, 95% bootstrap intervals</h4>" if not _scored_splits(report, name) else
+             f"<h4>Dev metrics, 95% bootstrap intervals; {escape(', '.join(_scored_splits(report, name)))}</h4>",
+             _metrics_table(task, report),
              "<h4>Beside published scores</h4>", _boards(task)]
     if f"chart-published-{name}" in charts:
         parts.append(figure(charts[f"chart-published-{name}"]))
@@ -250,8 +320,10 @@ def runs_section(report: Mapping[str, Any]) -> str:
     rows, classes = [], []
     for run in report["runs"]:
         primary = run["dev"].get(run["primary_metric"])
+        detail = run["primary_metric"] + "".join(f" · {split} {fmt.number(values.get(run['primary_metric']))}"
+                                                 for split, values in (run.get("scored") or {}).items())
         rows.append([escape(run["id"]), escape(run["task"]), escape(run["model"]), escape(str(run["seed"])),
-                     escape(run["data_version"]), num(primary, run["primary_metric"]),
+                     escape(run["data_version"]), num(primary, detail),
                      "yes" if run["in_table"] else "no", f'<td class="text">{escape(run["path"])}'
                      + "".join(f"<br><small>{escape(n)}</small>" for n in run["notes"]) + "</td>"])
         classes.append("" if run["in_table"] else "nc")

@@ -9,6 +9,13 @@ compared with them. For dev the data version need not match (both CLUE editions 
 the same dev files; see :class:`clue_core.specs.PublishedScore`); a test comparison would
 need it. Runs on the bundled sample or a ``--limit`` subset are shown, but marked as
 not comparable and left unranked.
+
+A task that scores a labelled split besides dev (``TaskSpec.scored_splits``: FewCLUE's
+``test_public``) has its published scores on that split set beside the runs' scores on it
+(:func:`scored_boards`), and there the version must match: FewCLUE's ``version`` names the
+train/dev pair a baseline trained on, as the run's reader setting ``split`` does. PET
+(``mode="pet"``) is cloze training with answer words, not plain fine-tuning: a run is used that
+way when its ``method`` setting says ``pet`` (clue-models-hf's ``--set method=pet``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 FINE_TUNED = "fine-tuned"
+#: The mode of pattern-exploiting training (FewCLUE's PET baselines; clue-models-hf's ``method=pet``).
+PET = "pet"
 #: Names sources use for the two ways of asking an LLM, as clue-models-llm's ``mode`` setting names them
 #: (OpenCompass says "ppl"/"gen", papers "likelihood"/"generation").
 MODE_ALIASES = {"likelihood": "loglikelihood", "log-likelihood": "loglikelihood", "ppl": "loglikelihood",
@@ -41,6 +50,8 @@ def run_usage(metrics: Mapping[str, Any]) -> dict[str, Any]:
     info = metrics.get("model_info") or {}
     llm = metrics.get("model_category") == "llm"
     mode = canonical_mode(settings.get("mode")) or (None if llm else FINE_TUNED)
+    if not llm and settings.get("method") == PET:  # clue-models-hf's method=pet: cloze training, not a task head
+        mode = PET
     return {"mode": mode, "shots": settings.get("shots"), "prompt": _prompt_id(settings, info), "llm": llm}
 
 
@@ -101,4 +112,51 @@ def boards(published: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str
         for rank, item in enumerate(ranked, 1):
             item["rank"] = rank
         result.append({"metric": metric, "mode": mode, "shots": shots, "entries": ranked + unranked})
+    return result
+
+
+def scored_boards(published: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[str, Any]],
+                  primary_metric: str) -> list[dict[str, Any]]:
+    """One table per (split, metric, mode, shots) of the published scores on a scored split.
+
+    ``entries`` are the leaderboard rows of this task that scored such a split: ``row``,
+    ``model``, ``usage``, ``scored`` (``{split: {metric: value}}``), ``version`` (the run's
+    reader-setting value, None for a repeat family's mean) and the row's ``comparable`` and
+    ``reason``. Each run stands beside the published score of its own version; it is ranked
+    with it only when mode, shots and prompt match and the row is comparable, and otherwise
+    listed unranked with the reason, so a published baseline is never passed off as a rival
+    of a run trained another way. Published scores of versions no run used are listed too, unranked:
+    a rank is only given within a version that has a comparable run.
+    """
+    keys = list(dict.fromkeys((s["split"], s["metric"], canonical_mode(s["mode"]), s["shots"]) for s in published
+                              if any(s["split"] in e["scored"] for e in entries)))
+    keys.sort(key=lambda key: (key[0], key[1] != primary_metric, key[1]))
+    result = []
+    for split, metric, mode, shots in keys:
+        scores = [dict(s, index=i) for i, s in enumerate(published)
+                  if (s["split"], s["metric"], canonical_mode(s["mode"]), s["shots"]) == (split, metric, mode, shots)]
+        by_version: dict[Any, list[dict[str, Any]]] = {}
+        for score in scores:
+            by_version.setdefault(score["version"], []).append({"kind": "published", **score})
+        stray: list[dict[str, Any]] = []
+        for entry in entries:
+            values = entry["scored"].get(split) or {}
+            if metric not in values:
+                continue
+            beside = next((s for s in scores if s["version"] == entry["version"]), None)
+            why = (mismatch(beside, entry["usage"], values, split, entry["version"]) if beside is not None
+                   else f"no published {split} score for {entry['version'] or 'a mean over several trainings'}")
+            item = {"kind": "run", "row": entry["row"], "model": entry["model"], "version": entry["version"],
+                    "value": values[metric], "comparable": entry["comparable"] and why is None,
+                    "reason": why or entry["reason"]}
+            (by_version[entry["version"]] if beside is not None else stray).append(item)
+        ordered: list[dict[str, Any]] = []
+        for group in by_version.values():  # ranked only where a comparable run stands beside the published score
+            ranked = sorted((e for e in group if e["kind"] == "published" or e["comparable"]),
+                            key=lambda e: -e["value"])
+            if any(e["kind"] == "run" for e in ranked):
+                for rank, item in enumerate(ranked, 1):
+                    item["rank"] = rank
+            ordered += ranked + [e for e in group if e not in ranked]
+        result.append({"split": split, "metric": metric, "mode": mode, "shots": shots, "entries": ordered + stray})
     return result

@@ -19,7 +19,7 @@ from clue_core.plugin import METRICS, ClueError, format_table
 from clue_report.collect import Run, collect, input_files, score_of
 from clue_report.groups import leaderboard_members, merge_members
 from clue_report.published import run_usage
-from clue_report.rows import build_rows, data_version, model_facts
+from clue_report.rows import build_rows, data_version, extra_fields, model_facts
 from clue_report.sections import input_names, registered
 
 
@@ -36,6 +36,7 @@ def row_entry(kernel: Any, number: int, run: Run) -> dict[str, Any]:
         "report_settings": metrics.get("report_settings") or {}, "settings": run.manifest.get("settings") or {},
         "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
         "intervals": {}, "in_table": False, "row": None,
+        **extra_fields(run, kernel.tasks.get(run.task) if kernel is not None else None),
     }
 
 
@@ -53,7 +54,8 @@ def summary_rows(kernel: Any, runs: Sequence[Run]) -> tuple[list[dict[str, Any]]
 
 def _group_line(name: str, group: dict[str, Any]) -> str:
     missing = f" (missing: {', '.join(group['missing'])})" if group["missing"] else ""
-    return f"{name}: {group['score']:.2f} over {', '.join(group['tasks'])}{missing}"
+    split = f" on {group['split']}" if group.get("split") else ""  # FewCLUE overall: test_public, not dev
+    return f"{name}: {group['score']:.2f}{split} over {', '.join(group['tasks'])}{missing}"
 
 
 def _refuse_section_files(kernel: Any, paths: Sequence[Path]) -> None:
