@@ -29,8 +29,8 @@ def test_help_lists_compare_as_the_plugins(run_cli) -> None:
     result = run_cli("--help", kernel=superclue_kernel())
     assert result.exit_code == 0, result.output
     listed = " ".join(result.output.split())  # click wraps the row
-    assert "compare Compare judged SuperCLUE runs against a reference run (comparison.json) " \
-           "(plugin clue-tasks-superclue)" in listed
+    assert "compare Compare SuperCLUE-family runs (judged or pass/fail): Bradley-Terry, Elo, points " \
+           "(comparison.json) (plugin clue-tasks-superclue)" in listed
 
 
 def test_the_plugins_command_keeps_its_options_and_default_task(run_cli) -> None:

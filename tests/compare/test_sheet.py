@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from clue_tasks_superclue.agreement import sheet_agreement
 from clue_tasks_superclue.compare.sheet import COLUMNS, HUMAN
 from tests.compare.fixtures import read_comparison, write_run
 
@@ -100,9 +101,22 @@ def test_fill_and_import(compare, pair, tmp_path) -> None:
     result = compare(a, "--reference", ref, "-o", tmp_path / "out", "--import-sheet", sheet, "--force")
     assert result.exit_code == 0, result.output
     agreement = read_comparison(tmp_path / "out")["judge_agreement"]
+    # the judge against the person, from the rows as the sheet has them (the run's grade, the person's band)
+    graded = [(float(row[COLUMNS.index("judge_grade")]), row[-1], row[COLUMNS.index("model")])
+              for row in rows[1:] if row[-1]]
+    overall = sheet_agreement([(grade, band) for grade, band, _ in graded], seed=0)
+    assert set(overall) == {"acceptable_interval", "band_agreement", "band_agreement_interval", "band_alpha",
+                            "band_alpha_interval"}
+    by_model = {}
+    for model in ("ref-model", "a-model"):
+        mine = [(grade, band) for grade, band, owner in graded if owner == model]
+        if mine:
+            share = round(100 * sum(band in ("优秀", "良好", "及格") for _, band in mine) / len(mine), 2)
+            by_model[model] = {"graded": len(mine), "acceptable_share": share, **sheet_agreement(mine, seed=0)}
     assert agreement == {"file": str(sheet), "graded": 7, "ungraded": 1,
                          "by_grade": {"优秀": 2, "良好": 2, "及格": 1, "不及格": 2},
-                         "acceptable_share": round(100 * 5 / 7, 2)}
+                         "acceptable_share": round(100 * 5 / 7, 2), **overall, "by_model": by_model}
+    assert sum(part["graded"] for part in by_model.values()) == 7
     assert "1 row(s) without a 人工评级, left out" in result.stderr
     assert "judge agreement: 71.4% of 7 judgments graded 及格 or better" in result.stdout
 

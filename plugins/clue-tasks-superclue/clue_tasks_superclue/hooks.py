@@ -186,7 +186,7 @@ def clue_metrics() -> list[MetricSpec]:
 #: ``clue-core compare``: its help is written here so that ``clue-core --help`` imports no click command.
 COMPARE = CommandSpec(
     name="compare",
-    help="Compare judged SuperCLUE runs against a reference run (comparison.json)",
+    help="Compare SuperCLUE-family runs (judged or pass/fail): Bradley-Terry, Elo, points (comparison.json)",
     command=f"{_PACKAGE}.compare.cli:compare",
 )
 

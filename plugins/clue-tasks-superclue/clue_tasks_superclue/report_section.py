@@ -6,8 +6,10 @@ here. :func:`build` checks every ``comparison.json`` among the report's paths (w
 is ``report.json``'s ``comparisons``. :func:`html` shows each comparison's scores per
 dimension and category, win/tie/loss against the reference (from grades and, when judged so,
 pairwise), the ratings (Bradley–Terry with its interval, Elo, SuperCLUE points; a comparison
-written before them has none and shows none), the capability quadrant, the maturity index and
-the agreement with people;
+written before them has none and shows none), the capability quadrant, the maturity index, and
+the judges' agreement, with each other (a panel's α, κ, position consistency, each judge's mean
+grade) and with people (the sheet's figures with their intervals), side by side
+(:mod:`clue_tasks_superclue.report_agreement`);
 :func:`markdown` gives the same tables for ``report.md``. Everything is drawn through the
 report's ``kit`` (tables, numbers, charts from plain data): this plugin imports neither the
 report nor matplotlib.
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from clue_tasks_superclue import report_agreement
 from clue_tasks_superclue.compare.comparison_file import english, load_comparison
 
 
@@ -111,16 +114,6 @@ def _human_ranking(comparison: Mapping[str, Any], kit: Any) -> str:
     return ("<h4>Agreement with a human ranking</h4><p>" + kit.escape(human["file"]) + f" ({human['n']} models, "
             f"totals against human scores): Pearson r = {human['pearson']:.3f} (p = {human['pearson_p']:.3g}), "
             f"Spearman ρ = {human['spearman']:.3f} (p = {human['spearman_p']:.3g}).</p>")
-
-
-def _judge_agreement(comparison: Mapping[str, Any], kit: Any) -> str:
-    agreement = comparison.get("judge_agreement")
-    if not agreement:
-        return ""
-    grades = agreement["by_grade"]
-    return ("<h4>Judge agreement with people</h4><p>" + kit.escape(agreement["file"]) + f": {agreement['graded']} "
-            f"judgments graded by people, {agreement['acceptable_share']:.1f}% graded 及格 or better.</p>"
-            + kit.table(list(grades), [[f'<td class="num">{count}</td>' for count in grades.values()]]))
 
 
 def _quadrant(comparison: Mapping[str, Any], kit: Any) -> str:
@@ -219,7 +212,7 @@ def html(comparisons: Sequence[Mapping[str, Any]], kit: Any) -> str:
         parts.append(_quadrant_chart(index, comparison, kit))
         parts.append(_maturity(comparison, kit))
         parts.append(_human_ranking(comparison, kit))
-        parts.append(_judge_agreement(comparison, kit))
+        parts.append(report_agreement.html(comparison, kit))
     return "".join(parts)
 
 
@@ -289,8 +282,5 @@ def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
     if human:
         lines += ["", f"Human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
                       f"(p {human['pearson_p']:.3g}), Spearman {human['spearman']:.3f} (p {human['spearman_p']:.3g})."]
-    agreement = comparison.get("judge_agreement")
-    if agreement:
-        lines += ["", f"Judge agreement: {agreement['acceptable_share']:.1f}% of {agreement['graded']} judgments "
-                      f"graded 及格 or better."]
+    lines += report_agreement.markdown(comparison, kit)
     return [*lines, ""]

@@ -1,4 +1,5 @@
-"""Assemble ``comparison.json`` from checked runs: names, scores, win/tie/loss, ratings, quadrant, maturity.
+"""Assemble ``comparison.json`` from checked runs: names, scores, win/tie/loss, ratings, quadrant, maturity,
+and for a run judged by a panel its judges' agreement (:mod:`clue_tasks_superclue.compare.judges`).
 
 Every model is compared over the reference's question ids; runs of different question
 sets are refused (a total over other questions is not comparable), and so are runs that
@@ -13,7 +14,7 @@ from typing import Any
 
 from clue_core.plugin import ClueError
 from clue_tasks_superclue import dimensions as names
-from clue_tasks_superclue.compare import scores
+from clue_tasks_superclue.compare import judges, scores
 from clue_tasks_superclue.compare.comparison_file import SCHEMA
 from clue_tasks_superclue.compare.runs import Run
 from clue_tasks_superclue.compare.standings import RatingOptions, standings
@@ -99,6 +100,9 @@ def build_comparison(runs: Sequence[Run], reference: Run, tie_margin: float, war
             "total": round(result["total"], 4), "questions": result["questions"], "judged": result["judged"],
             "dimensions": _rounded(result["dimensions"]),  # type: ignore[arg-type]
             "categories": _rounded(result["categories"])}  # type: ignore[arg-type]
+        panel = judges.panel_summary(run)
+        if panel is not None:
+            model["judges"] = panel
         if run is not reference:
             model.update(points[run.model])
             versus = scores.versus_reference(run, reference, tie_margin, dimensions)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from clue_core.plugin import METRICS, ClueError, atomic_open, disk_fault_message, format_table
-from clue_tasks_superclue.compare import sheet
+from clue_tasks_superclue.compare import judges, sheet
 from clue_tasks_superclue.compare.build import build_comparison
 from clue_tasks_superclue.compare.comparison_file import COMPARISON, load_comparison
 from clue_tasks_superclue.compare.human import human_ranking
@@ -138,10 +138,12 @@ def _lines(document: dict[str, Any]) -> list[str]:
     if human:
         lines.append(f"human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
                      f"(p {human['pearson_p']:.3g}), Spearman {human['spearman']:.3f} (p {human['spearman_p']:.3g})")
+    lines += judges.screen_lines(document["models"])
     agreement = document.get("judge_agreement")
     if agreement:
         lines.append(f"judge agreement: {agreement['acceptable_share']:.1f}% of {agreement['graded']} judgments "
-                     f"graded 及格 or better by people")
+                     f"graded 及格 or better by people{judges.ci(agreement.get('acceptable_interval'))}"
+                     + "".join(f"; {line}" for line in judges.people_figures(agreement)))
     return lines
 
 
@@ -188,7 +190,7 @@ def compare_command(options: CompareOptions) -> CompareResult:
         document["human_ranking"], found = human_ranking(options.human, totals)
         warnings += found
     if options.import_sheet is not None:
-        document["judge_agreement"], found = sheet.read_sheet(options.import_sheet, runs)
+        document["judge_agreement"], found = sheet.read_sheet(options.import_sheet, runs, options.seed)
         warnings += found
     chosen = None
     if options.export_sheet is not None:

@@ -8,7 +8,10 @@ capability quadrant places each model by the mean of its scores over the dimensi
 file assigns to each axis (基础能力 on x, 应用能力 on y by default), so the axes always
 say which dimensions they average. Optional parts, checked when present: win/tie/loss from
 pairwise verdicts, the maturity index's definition, agreement with a human ranking, the
-judge's agreement with people, and the ratings (``bradley_terry`` with its intervals, ``elo``,
+judge's agreement with people (the share graded 及格 or better, and the judge against the
+person: band agreement and α, each with its bootstrap interval, overall and per model), a
+panel's agreement between its judges (``models[i].judges``: α, κ, position consistency and
+each judge's mean grade), and the ratings (``bradley_terry`` with its intervals, ``elo``,
 each model's SuperCLUE ``points``; see :mod:`clue_tasks_superclue.compare.standings`), which a
 comparison written before them lacks and still reads.
 """
@@ -135,7 +138,34 @@ def _human_ranking(check: _Checker, value: Any) -> dict[str, Any]:
     return result
 
 
-def _judge_agreement(check: _Checker, value: Any) -> dict[str, Any]:
+def judge_label(index: int, model: str) -> str:
+    """A panel judge's name in ``models[i].judges.mean_grade``: ``judge.<i> <model>``, as its reasons name it."""
+    return f"judge.{index} {model}"
+
+
+def _interval(check: _Checker, value: Any, where: str, low: float, high: float) -> list[float]:
+    pair = check.items(value, where)
+    if len(pair) != 2:
+        raise check.fail(where, f"expected [low, high], got {len(pair)} numbers")
+    ends = [check.number(end, where, low, high) for end in pair]
+    if ends[0] > ends[1]:
+        raise check.fail(where, f"its low end {ends[0]:g} is above its high end {ends[1]:g}")
+    return ends
+
+
+def _people(check: _Checker, data: dict[str, Any], where: str) -> dict[str, Any]:
+    """The sheet's judge-against-person figures (optional, each checked): shares 0-100, α -1..1, intervals."""
+    result: dict[str, Any] = {"acceptable_share": check.number(data.get("acceptable_share"),
+                                                               f"{where}.acceptable_share", 0, 100)}
+    for key, low, high in (("acceptable", 0, 100), ("band_agreement", 0, 100), ("band_alpha", -1, 1)):
+        if key != "acceptable" and data.get(key) is not None:
+            result[key] = check.number(data[key], f"{where}.{key}", low, high)
+        if data.get(f"{key}_interval") is not None:
+            result[f"{key}_interval"] = _interval(check, data[f"{key}_interval"], f"{where}.{key}_interval", low, high)
+    return result
+
+
+def _judge_agreement(check: _Checker, value: Any, names: list[str]) -> dict[str, Any]:
     data = check.obj(value, "judge_agreement")
     by_grade = check.obj(data.get("by_grade"), "judge_agreement.by_grade")
     if list(by_grade) != list(GRADES):
@@ -144,10 +174,45 @@ def _judge_agreement(check: _Checker, value: Any) -> dict[str, Any]:
         "file": check.text(data.get("file"), "judge_agreement.file"),
         "graded": check.count(data.get("graded"), "judge_agreement.graded"),
         "by_grade": {g: check.count(by_grade[g], f"judge_agreement.by_grade.{g}") for g in GRADES},
-        "acceptable_share": check.number(data.get("acceptable_share"), "judge_agreement.acceptable_share", 0, 100),
+        **_people(check, data, "judge_agreement"),
     }
     if sum(result["by_grade"].values()) != result["graded"]:
         raise check.fail("judge_agreement.graded", "is not the sum of by_grade")
+    if data.get("by_model") is not None:  # optional: the same figures, model by model
+        result["by_model"] = {}
+        for name, part in check.obj(data["by_model"], "judge_agreement.by_model").items():
+            where = f"judge_agreement.by_model.{name}"
+            if name not in names:
+                raise check.fail(where, "not one of the compared models")
+            part = check.obj(part, where)
+            result["by_model"][name] = {"graded": check.count(part.get("graded"), f"{where}.graded"),
+                                        **_people(check, part, where)}
+        if sum(p["graded"] for p in result["by_model"].values()) != result["graded"]:
+            raise check.fail("judge_agreement.by_model", "its graded rows do not add up to judge_agreement.graded")
+    return result
+
+
+def _panel(check: _Checker, value: Any, where: str) -> dict[str, Any]:
+    """``models[i].judges``: a panel's judges, their agreement (α, κ, position consistency) and mean grades."""
+    data = check.obj(value, where)
+    panel = [check.text(m, f"{where}.panel") for m in check.items(data.get("panel"), f"{where}.panel")]
+    if len(panel) < 2:
+        raise check.fail(f"{where}.panel", f"a panel has two judges or more, got {len(panel)}")
+    labels = [judge_label(i, m) for i, m in enumerate(panel)]
+    result: dict[str, Any] = {"panel": panel, "questions": check.count(data.get("questions"), f"{where}.questions")}
+    if data.get("aggregate") is not None:
+        result["aggregate"] = check.text(data["aggregate"], f"{where}.aggregate")
+    for key, low, high in (("alpha", -1, 1), ("kappa", -1, 1), ("position_consistency", 0, 100)):
+        if data.get(key) is not None:
+            result[key] = check.number(data[key], f"{where}.{key}", low, high)
+    for key in ("mean_grade", "graded"):
+        found = check.obj(data.get(key, {}), f"{where}.{key}")
+        for judge in found:
+            if judge not in labels:
+                raise check.fail(f"{where}.{key}.{judge}", f"not one of the panel's judges ({', '.join(labels)})")
+        result[key] = {j: (check.number(found[j], f"{where}.{key}.{j}", 0, 10) if key == "mean_grade"
+                           else check.count(found[j], f"{where}.{key}.{j}")) for j in labels if j in found}
+    result["notes"] = [check.text(n, f"{where}.notes") for n in check.items(data.get("notes", []), f"{where}.notes")]
     return result
 
 
@@ -260,6 +325,8 @@ def load_comparison(path: Path) -> dict[str, Any]:
             model["vs_reference_pairwise"] = _versus(check, raw["vs_reference_pairwise"],
                                                      f"{where}.vs_reference_pairwise", dim_names)
         model.update(_points(check, raw, where))
+        if raw.get("judges") is not None:
+            model["judges"] = _panel(check, raw["judges"], f"{where}.judges")
         models.append(model)
     if reference not in [m["name"] for m in models]:
         warnings.append(f"the reference model {reference} has no scores in this comparison")
@@ -302,7 +369,7 @@ def load_comparison(path: Path) -> dict[str, Any]:
     if data.get("human_ranking") is not None:
         extra["human_ranking"] = _human_ranking(check, data["human_ranking"])
     if data.get("judge_agreement") is not None:
-        extra["judge_agreement"] = _judge_agreement(check, data["judge_agreement"])
+        extra["judge_agreement"] = _judge_agreement(check, data["judge_agreement"], [m["name"] for m in models])
     extra.update(_ratings(check, data, [m["name"] for m in models], warnings))
     return {**extra, "path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
             "benchmark": data.get("benchmark", "SuperCLUE"), "reference": reference, "judge": data.get("judge"),

@@ -9,6 +9,9 @@ prediction record's ``id`` and ``prediction`` are checked there; what is checked
 
 * **judged** (the ``superclue`` task): ``dimension``, ``category``, ``method``, ``points`` 0-10
   or null (unjudged), and the judge's and pairwise parts (see docs/superclue.md);
+  a panel's ``scoring.judges`` (each judge's ``judge`` index, ``model``, ``score``, ``band``)
+  and its pairwise ``orders`` are checked too, for the judges' agreement
+  (:mod:`clue_tasks_superclue.compare.judges`), and every record must name the same panel;
 * **verifiable** (``superclue-cpif``): ``passed`` (a boolean), ``reason``, ``checker_error``; a pass
   is worth 10 points and a fail 0 on the same 0-10 scale, so one aggregation, one win/tie/loss
   rule and one rating fit serve both (two passes or two fails tie, a pass beats a fail). The
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import MANIFEST, ClueError, InputError, PredictionRecord, read_run
+from clue_tasks_superclue.compare.comparison_file import GRADES
 from clue_tasks_superclue.dimensions import DIMENSIONS
 from clue_tasks_superclue.run_folder import no_run_here, task_folder
 from clue_tasks_superclue.win_tie_loss import VERDICTS
@@ -60,6 +64,11 @@ class Question:
     question: str = ""
     answer: str = ""
     checker_error: bool = False
+    #: A panel's judges (``scoring.judges``: each ``judge``, ``model``, ``score``, ``band``), checked, and the
+    #: pairwise orders (each ``judge``, ``model_first``, ``winner``, ``prompt``); empty for a single judge.
+    judges: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    orders: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    judge_aggregate: str | None = None   # the panel's rule (``scoring.judge.aggregate``), when it names one
 
     @property
     def judge_graded(self) -> bool:
@@ -78,6 +87,7 @@ class Run:
     settings: dict[str, Any]
     task: str = "superclue"   # the run's metrics.json's task
     questions: dict[str, Question] = field(default_factory=dict)
+    panel: tuple[str, ...] = ()   # the judges' models in order, when the records carry scoring.judges
 
     @property
     def checker_errors(self) -> int:
@@ -127,6 +137,10 @@ def _question(path: Path, prediction: PredictionRecord) -> Question:
     if judge is not None and not isinstance(judge, dict):
         raise fail("scoring.judge", f"expected an object, got {type(judge).__name__}")
     judge = judge or {}
+    grade = judge.get("grade")
+    if grade is not None and (isinstance(grade, bool) or not isinstance(grade, (int, float))
+                              or not math.isfinite(grade)):
+        raise fail("scoring.judge.grade", f"expected a number or null, got {grade!r}")
     pairwise = scoring.get("pairwise")
     verdict = None
     if pairwise is not None:
@@ -135,15 +149,61 @@ def _question(path: Path, prediction: PredictionRecord) -> Question:
         verdict = pairwise.get("verdict")
         if verdict is not None and verdict not in VERDICTS:
             raise fail("scoring.pairwise.verdict", f"expected win, tie, loss or null, got {verdict!r}")
+    judges = _judges(scoring.get("judges"), fail)
     raw = record.get("raw") if isinstance(record.get("raw"), dict) else {}
     answer = record.get("prediction")
     return Question(
         id=qid, line=line, dimension=texts["dimension"], category=texts["category"], method=method,
-        points=None if points is None else float(points), grade=judge.get("grade"),
+        points=None if points is None else float(points), grade=grade,
         reasons=judge.get("reasons") if isinstance(judge.get("reasons"), str) else "",
         pairwise=verdict, has_pairwise=pairwise is not None,
         question=_joined(record.get("question")) or _joined(raw.get("prompts")),
-        answer=_joined(raw.get("answers")) or (answer if isinstance(answer, str) else ""))
+        answer=_joined(raw.get("answers")) or (answer if isinstance(answer, str) else ""),
+        judges=judges, orders=_orders(pairwise, fail) if judges else (),
+        judge_aggregate=judge["aggregate"] if judges and isinstance(judge.get("aggregate"), str) else None)
+
+
+def _judges(value: Any, fail: Callable[[str, str], InputError]) -> tuple[dict[str, Any], ...]:
+    """A panel's ``scoring.judges``, each judge's entry checked (what compare's agreement reads of it)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise fail("scoring.judges", f"expected a list, got {type(value).__name__}")
+    judges = []
+    for index, item in enumerate(value):
+        where = f"scoring.judges[{index}]"
+        if not isinstance(item, dict):
+            raise fail(where, f"expected an object, got {type(item).__name__}")
+        if item.get("judge") != index or isinstance(item.get("judge"), bool):
+            raise fail(f"{where}.judge", f"expected {index} (the judges in their order), got {item.get('judge')!r}")
+        model, score, band = item.get("model"), item.get("score"), item.get("band")
+        if not isinstance(model, str) or not model.strip():
+            raise fail(f"{where}.model", f"expected the judge's model, got {model!r}")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                  or not math.isfinite(score) or not 0 <= score <= 10):
+            raise fail(f"{where}.score", f"expected a grade from 0 to 10 or null, got {score!r}")
+        if band is not None and band not in GRADES:
+            raise fail(f"{where}.band", f"expected one of {', '.join(GRADES)} or null, got {band!r}")
+        judges.append({"judge": index, "model": model.strip(), "score": score, "band": band})
+    return tuple(judges)
+
+
+def _orders(pairwise: Any, fail: Callable[[str, str], InputError]) -> tuple[dict[str, Any], ...]:
+    """The pairwise orders of a panel's record: each judge's two winners, for position consistency."""
+    orders = (pairwise or {}).get("orders") or []
+    if not isinstance(orders, list):
+        raise fail("scoring.pairwise.orders", f"expected a list, got {type(orders).__name__}")
+    found = []
+    for index, order in enumerate(orders):
+        where = f"scoring.pairwise.orders[{index}]"
+        if not isinstance(order, dict):
+            raise fail(where, f"expected an object, got {type(order).__name__}")
+        judge = order.get("judge", 0)
+        if isinstance(judge, bool) or not isinstance(judge, int) or judge < 0:
+            raise fail(f"{where}.judge", f"expected a judge's index, got {judge!r}")
+        found.append({"judge": judge, "model_first": bool(order.get("model_first")), "winner": order.get("winner"),
+                      "prompt": order.get("prompt")})
+    return tuple(found)
 
 
 def _verifiable(scoring: dict[str, Any], qid: str, line: int, record: dict[str, Any],
@@ -223,6 +283,13 @@ def load_run(path: Path, task: str | None = None) -> Run:
             first = run.questions[question.id].line
             raise InputError(records, f"duplicate id (first on line {first})", line=question.line, field="id",
                              record=question.id)
+        if question.judges:
+            models = tuple(j["model"] for j in question.judges)
+            if run.panel and models != run.panel:
+                raise InputError(records, f"the judges {', '.join(models)} are not the run's panel "
+                                          f"{', '.join(run.panel)} (as on earlier lines)",
+                                 line=question.line, field="scoring.judges", record=question.id)
+            run.panel = models
         run.questions[question.id] = question
     if not run.questions:
         raise ClueError(f"{records}: no questions")

@@ -4,7 +4,10 @@ The sheet is CSV in UTF-8 with a byte-order mark (so Excel shows the Chinese tex
 per judge-method question whose judgment parsed, balanced over the dimensions: each
 dimension's judgments are shuffled with the seed and the rows are taken from the
 dimensions in turn. A person fills the last column, ``人工评级``, with one of the report's
-four grades; reading it back counts the grades and the share graded 及格 or better.
+four grades; reading it back counts the grades and the share graded 及格 or better, and
+measures the judge against the person (:func:`clue_tasks_superclue.agreement.sheet_agreement`:
+the share's interval, the share of rows whose judge grade falls in the person's band, and α on
+the band ranks, each with a seeded bootstrap 95 % interval), over all rows and per model.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from clue_core.plugin import ClueError
+from clue_tasks_superclue import agreement
 from clue_tasks_superclue.compare.comparison_file import GRADES
 from clue_tasks_superclue.compare.runs import Question, Run
 from clue_tasks_superclue.compare.tables import csv_rows, read_text
@@ -80,14 +84,25 @@ def _row(path: Path, line: int, row: list[str], column: dict[str, int],
     return model, qid, grade, question
 
 
-def read_sheet(path: Path, runs: Sequence[Run]) -> tuple[dict[str, Any], list[str]]:
-    """``judge_agreement`` for comparison.json from a filled sheet, and warnings; strict about everything else."""
+def _figures(rated: Sequence[tuple[Any, str]], seed: int) -> dict[str, Any]:
+    """The share graded 及格 or better and the judge-against-person figures of some graded rows."""
+    share = 100 * sum(grade in ACCEPTABLE for _, grade in rated) / len(rated)
+    return {"acceptable_share": round(share, 2), **agreement.sheet_agreement(rated, seed=seed)}
+
+
+def read_sheet(path: Path, runs: Sequence[Run], seed: int = 0) -> tuple[dict[str, Any], list[str]]:
+    """``judge_agreement`` for comparison.json from a filled sheet, and warnings; strict about everything else.
+
+    ``seed`` (compare's ``--seed``) seeds the bootstrap intervals: the same sheet and seed give the same file.
+    """
     by_model = {run.model: run for run in runs}
     header: list[str] | None = None
     counts = dict.fromkeys(GRADES, 0)
     seen: dict[tuple[str, str], int] = {}
     warnings: list[str] = []
     ungraded = 0
+    rated: list[tuple[Any, str]] = []   # (the run's judge grade, the person's band), in the sheet's order
+    by_run: dict[str, list[tuple[Any, str]]] = {}
     for start, row in csv_rows(path, read_text(path, "save the sheet as 'CSV UTF-8'")):
         if header is None:
             header = [cell.strip() for cell in row]
@@ -116,6 +131,8 @@ def read_sheet(path: Path, runs: Sequence[Run]) -> tuple[dict[str, Any], list[st
             ungraded += 1
             continue
         counts[grade] += 1
+        rated.append((question.grade, grade))
+        by_run.setdefault(model, []).append(rated[-1])
     graded = sum(counts.values())
     if header is None:
         raise ClueError(f"{path}: empty (expected the header {','.join(COLUMNS)})")
@@ -123,6 +140,7 @@ def read_sheet(path: Path, runs: Sequence[Run]) -> tuple[dict[str, Any], list[st
         raise ClueError(f"{path}: no row has a {HUMAN} ({', '.join(GRADES)})")
     if ungraded:
         warnings.append(f"{path}: {ungraded} row(s) without a {HUMAN}, left out")
-    share = 100 * sum(counts[g] for g in ACCEPTABLE) / graded
+    per_model = {run.model: {"graded": len(by_run[run.model]), **_figures(by_run[run.model], seed)}
+                 for run in runs if run.model in by_run}
     return {"file": str(path), "graded": graded, "ungraded": ungraded, "by_grade": counts,
-            "acceptable_share": round(share, 2)}, warnings
+            **_figures(rated, seed), "by_model": per_model}, warnings
