@@ -201,7 +201,7 @@ def clue_commands() -> list[CommandSpec]:
 SUPERCLUE_SECTION = ReportSectionSpec(
     name="superclue",
     title="SuperCLUE",
-    description="comparison.json of judged open-ended runs (clue-core compare): scores per dimension and "
+    description="comparison.json of SuperCLUE-family runs (clue-core compare): ratings, scores per dimension and "
                 "category, win/tie/loss against the reference, the capability quadrant, maturity",
     build=f"{_PACKAGE}.report_section:build",
     html=f"{_PACKAGE}.report_section:html",
