@@ -186,14 +186,56 @@ def run_task(kernel: Kernel, run_dir: Path, manifest: Manifest) -> TaskSpec:
     return task
 
 
+def repeat_value(task: TaskSpec, manifest: Manifest, run_dir: Path) -> str | None:
+    """The value of the task's repeat one training of it ran (``split=3`` of ``split=all``), else None."""
+    if not manifest.repeat or task.repeat is None:
+        return None
+    value = manifest.repeat.get("value") if isinstance(manifest.repeat, dict) else None
+    if manifest.repeat.get("setting") != task.repeat.setting or value not in task.repeat.each:
+        raise InputError(run_dir / MANIFEST, f"expected one of {task.name}'s {task.repeat.setting}="
+                         f"{task.repeat.value} values ({', '.join(task.repeat.each)}), got "
+                         f"{json.dumps(manifest.repeat)}", field="repeat")
+    return value
+
+
+def check_families(kernel: Kernel, run_dirs: Sequence[Path]) -> None:
+    """Every training of a repeated task (FewCLUE's six of ``split=all``), or none: its board wants all files.
+
+    One that is missing (interrupted and awaiting ``--resume``, or deleted) would leave a hole that the
+    leaderboard scores as a failed split; one made by another model would be packed as if it were the same.
+    """
+    families: dict[str, dict[str, tuple[Path, str | None]]] = {}
+    for run_dir in run_dirs:
+        manifest = read_manifest(run_dir)
+        task = run_task(kernel, run_dir, manifest)
+        value = repeat_value(task, manifest, run_dir)
+        if value is not None:  # a value twice (two output folders) is refused with its file name later
+            families.setdefault(task.name, {}).setdefault(value, (run_dir, manifest.model))
+    for name, runs in families.items():
+        repeat = kernel.task(name).repeat
+        assert repeat is not None
+        models = sorted({str(model) for _, model in runs.values()})
+        if len(models) > 1:
+            raise ClueError(f"{name} {repeat.setting}={repeat.value}: its runs were made by {len(models)} models "
+                            f"({', '.join(models)}); submit the runs of one model")
+        missing = [v for v in repeat.each if v not in runs]
+        if missing:
+            folder = next(iter(runs.values()))[0].parent
+            wanted = ", ".join(f"{name}.{repeat.setting}-{v}" for v in missing)
+            raise ClueError(f"{name} {repeat.setting}={repeat.value}: no complete run of {repeat.setting} "
+                            f"{', '.join(missing)} among the runs given (expected {wanted} in {folder}); the "
+                            f"board needs all {len(repeat.each)} files (an interrupted run continues with --resume)")
+
+
 def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
     manifest = complete_manifest(run_dir)
     task = run_task(kernel, run_dir, manifest)
-    if manifest.repeat and task.repeat is not None:  # one training of split=all: its files carry the suffix
+    value = repeat_value(task, manifest, run_dir)
+    if value is not None:  # one training of split=all: its files carry the suffix
         from clue_core.repeats import for_value
 
-        task = for_value(task, manifest.repeat["value"])
+        task = for_value(task, value)
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)
@@ -224,8 +266,10 @@ def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, for
     if output.exists() and not force:
         raise ClueError(f"{output} exists; pass --force to replace it")
     checked: list[CheckedFile] = []
-    for run_dir in find_run_dirs(paths):
+    run_dirs = find_run_dirs(paths)
+    for run_dir in run_dirs:
         checked.extend(check_run(kernel, run_dir))
+    check_families(kernel, run_dirs)
     if not checked:
         raise ClueError(f"no leaderboard files to submit in {', '.join(map(str, paths))}")
     names: dict[str, CheckedFile] = {}
