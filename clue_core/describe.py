@@ -78,7 +78,8 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path) -> list[str]:
         f"  kind:             {task.kind}",
         f"  leaderboards:     {', '.join(f'{lb.benchmark} {lb.group}' for lb in task.leaderboards) or '-'}",
         f"  metrics:          {', '.join(task.metrics)} (primary: {task.primary_metric})",
-        f"  splits:           {', '.join(task.splits) or '-'}",
+        f"  splits:           {', '.join(task.splits) or '-'}"
+        + (f"; scored beside dev: {', '.join(task.scored_splits)}" if task.scored_splits else ""),
     ]
     if task.labels:
         described = [f"{lab} ({task.label_descriptions[lab]})" if lab in task.label_descriptions else lab
@@ -107,7 +108,10 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path) -> list[str]:
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
     if task.recommendations:
         lines.append("  recommended:      " + ", ".join(f"{k}={v}" for k, v in task.recommendations.items()))
-    for setting in (*task.settings, *task.decode_settings):
+    if task.repeat:
+        lines.append(f"  repeat:           --set {task.repeat.setting}={task.repeat.value} runs each of "
+                     f"{', '.join(task.repeat.each)} (mean ± std over {', '.join(task.repeat.averaged) or '-'})")
+    for setting in (*task.settings, *task.decode_settings, *task.reader_settings):
         lines.append(f"  setting:          {setting.name} ({setting.type.__name__}, default {setting.default!r}): "
                      f"{setting.help}")
     if task.prompt:

@@ -245,6 +245,12 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
 
     plans = [plan for t in tasks
              for plan in expand(TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]), output_dir)]
+    folders: dict[Path, str] = {}
+    for plan in plans:  # a task named like another's repeat folder (x.split-0) would share its run directory
+        other = folders.setdefault(plan.paths.final, plan.task.name)
+        if other != plan.task.name:
+            raise ClueError(f"tasks {other} and {plan.task.name} would both run in {plan.paths.final}; "
+                            f"run them with different --output-dir")
     for plan in plans:
         check_metric_settings(kernel, plan)
         check_inner_models(kernel, plan)

@@ -196,11 +196,13 @@ def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
 
 def _interrupted(plan: TaskPlan, done: list[TaskResult]) -> Interrupted:
     """Ctrl-C during a task: its staging folder is kept (what it trained and cached), so say so."""
-    finished = f"; {', '.join(r.task for r in done)} finished before" if done else ""
+    # run folders, not task names: the runs of a repeated task (split=all) share one task name
+    finished = f"; {', '.join(r.run_dir.name for r in done)} finished before" if done else ""
+    name = plan.paths.final.name
     if plan.paths.interrupted():
-        return Interrupted(f"interrupted: {plan.task.name} is kept unfinished in {plan.paths.staging}{finished}; "
+        return Interrupted(f"interrupted: {name} is kept unfinished in {plan.paths.staging}{finished}; "
                            f"the same command with --resume continues it")
-    return Interrupted(f"interrupted before {plan.task.name} wrote anything{finished}")
+    return Interrupted(f"interrupted before {name} wrote anything{finished}")
 
 
 def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:

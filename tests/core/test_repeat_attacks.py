@@ -54,8 +54,8 @@ def test_a_task_named_like_another_tasks_repeat_folder_is_refused_before_anythin
     out = tmp_path / "runs"
     result = run_cli("run", "variants", "variants.variant-a", "--model", "baseline", "--data-dir", data, "-o", out,
                      "--set", "variant=all", kernel=isolated_kernel)
-    assert result.exit_code != 0
-    assert "variants.variant-a" in result.output
+    assert result.exit_code == 2
+    assert "tasks variants and variants.variant-a would both run in" in result.output  # not "in use by <pid>"
     assert not out.exists() or not any(p.name == "variants.variant-a" or p.name.endswith(".staging")
                                        for p in out.iterdir())
 
@@ -126,3 +126,27 @@ def test_submit_packs_a_complete_family_beside_a_single_run_of_the_task(run_cli,
     with zipfile.ZipFile(tmp_path / "s.zip") as archive:
         assert sorted(archive.namelist()) == ["review_sentiment_predict.json", "review_sentiment_predict_a.json",
                                               "review_sentiment_predict_b.json"]
+
+
+def test_info_shows_the_scored_splits_the_reader_settings_and_the_repeat(run_cli):
+    result = run_cli("info", "fewclue-tnews")
+    assert result.exit_code == 0, result.output
+    assert "splits:           train, dev; scored beside dev: test_public" in result.output
+    assert "repeat:           --set split=all runs each of 0, 1, 2, 3, 4, few_all" in result.output
+    assert "setting:          split (str, default 'few_all')" in result.output
+
+
+def test_ctrl_c_in_a_repeat_names_the_run_folders_not_the_task(tmp_path):
+    """The runs of split=all share one task name: "fewclue-x is kept…; fewclue-x finished before" said nothing."""
+    from clue_core.planning import TaskPlan
+    from clue_core.results import TaskResult
+    from clue_core.rundir import RunPaths
+    from clue_core.runner import _interrupted
+    from clue_core.settings import ResolvedSettings
+
+    task = _variants()
+    plan = TaskPlan(task, RunPaths(tmp_path / "variants.variant-b"), ResolvedSettings())
+    plan.paths.staging.mkdir(parents=True)
+    done = [TaskResult("variants", tmp_path / "variants.variant-a", {}, "accuracy", {}, [], [])]
+    message = str(_interrupted(plan, done))
+    assert "variants.variant-b is kept unfinished in" in message and "variants.variant-a finished before" in message
