@@ -147,6 +147,7 @@ def test_ctrl_c_in_a_repeat_names_the_run_folders_not_the_task(tmp_path):
     task = _variants()
     plan = TaskPlan(task, RunPaths(tmp_path / "variants.variant-b"), ResolvedSettings())
     plan.paths.staging.mkdir(parents=True)
+    (plan.paths.staging / "manifest.json").write_text("{}", encoding="utf-8")  # something was written
     done = [TaskResult("variants", tmp_path / "variants.variant-a", {}, "accuracy", {}, [], [])]
     message = str(_interrupted(plan, done))
     assert "variants.variant-b is kept unfinished in" in message and "variants.variant-a finished before" in message
