@@ -45,6 +45,7 @@ _INSIDE_WORK = "/sandbox/work"
 _INSIDE_WORKER = "/sandbox/worker.py"
 _SYSTEM_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/share", "/lib", "/lib64", "/lib32")
 _STARTUP_S = 30.0
+_LINE_BYTES = 1 << 20
 _warned: set[str] = set()
 
 
@@ -141,9 +142,11 @@ class Worker:
         if use_bwrap:
             command = bwrap_command(bwrap_path() or "bwrap") + command
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill
+        # the user's environment (API keys, tokens) is not the checker's, bubblewrap or not
+        env = {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin", "HOME": work_dir or "/"}
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                        cwd=self.host_dir or "/", start_new_session=True, close_fds=True)
-        self.buffer = b""
+                                        cwd=self.host_dir or "/", start_new_session=True, close_fds=True, env=env)
+        self.buffer = bytearray()
         self.seccomp: str | None = None
         self.why = ""
 
@@ -181,14 +184,15 @@ class Worker:
     def take_line(self) -> str | None:
         if b"\n" not in self.buffer:
             return None
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        line, _, rest = self.buffer.partition(b"\n")
+        self.buffer = bytearray(rest)
         return line.decode("utf-8", "replace")
 
     def feed(self) -> bool:
         """Read what the worker wrote; False at end of file (it died)."""
         chunk = os.read(self.stdout.fileno(), 1 << 16)
         self.buffer += chunk
-        return bool(chunk)
+        return bool(chunk) and len(self.buffer) <= _LINE_BYTES  # a worker's reply is short; a flood is garbage
 
     def read_line(self, deadline: float) -> str | None:
         with selectors.DefaultSelector() as selector:
