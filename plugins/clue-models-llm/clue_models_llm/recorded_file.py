@@ -158,9 +158,10 @@ def _array_items(path: Path, text: str, position: int) -> Iterator[tuple[int, An
     """The items of a JSON array, each with the line it starts on (so errors can name it)."""
     decoder = json.JSONDecoder()
     expect_item, count = True, 0
+    line, counted = 1, 0  # newlines counted up to ``counted`` only: counting from 0 per record is quadratic
     while True:
         position = _skip_space(text, position)
-        line = text.count("\n", 0, position) + 1
+        line, counted = line + text.count("\n", counted, position), position
         if position >= len(text):
             raise ClueError(f"{path} line {line}: the JSON array is not closed")
         char = text[position]
