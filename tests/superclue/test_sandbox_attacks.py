@@ -123,3 +123,43 @@ def test_odd_checkers(isolation: str, definition: str, passed: bool | None) -> N
     else:
         assert one.passed is passed and one.checker_error is False, one
     assert good == Verdict(True, "good", False)
+
+
+@pytest.mark.parametrize("body", [
+    "os = sys.modules['os']\nos.close(os.open(TARGET, os.O_WRONLY | os.O_CREAT))\nreturn {'check_code': True}",
+    "sys.modules['io'].open(TARGET, 'w').write('x')\nreturn {'check_code': True}",
+    "import pathlib\nreturn {'check_code': True}",
+    "sys.modules['pathlib'].Path(TARGET).write_text('x')\nreturn {'check_code': True}",
+    "return {'check_code': True, 'reason': open('/proc/self/environ').read()}",
+    "return {'check_code': True, 'reason': open('/proc/1/cmdline').read()}",
+    "imp = re.__builtins__['__import__']\nimp('ctypes').CDLL(None)\nreturn {'check_code': True}",
+    "c = [k for k in ().__class__.__mro__[1].__subclasses__() if k.__name__ == '_wrap_close'][0]\n"
+    "c.__init__.__globals__['system']('true')\nreturn {'check_code': True}",
+])
+def test_other_ways_to_the_files_are_refused(isolation: str, body: str) -> None:
+    target = Path(tempfile.gettempdir()) / f"cpif-escape-{uuid.uuid4().hex}"
+    bad, good = run_pair(isolation, checker(body.replace("TARGET", repr(str(target)))))
+    refused(bad)
+    assert not target.exists()
+    assert good == Verdict(True, "good", False)
+
+
+def test_ctrl_c_while_workers_start_leaves_no_work_dir(tmp_path: Path) -> None:
+    """Ctrl-C as the pool starts: a worker not yet in the pool was left with its temporary work dir."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .test_cpif_sandbox import CTRL_C
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    for delay in (0.05, 0.2, 0.5):
+        child = subprocess.Popen([sys.executable, "-c", CTRL_C, "process", "re"], stdout=subprocess.PIPE,
+                                 text=True, env=env)
+        assert child.stdout is not None and child.stdout.readline() == "started\n"
+        time.sleep(delay)
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=30)
+    time.sleep(0.5)
+    assert sorted(p.name for p in tmp_path.glob("clue-cpif-*")) == []

@@ -144,8 +144,15 @@ class Worker:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill
         # the user's environment (API keys, tokens) is not the checker's, bubblewrap or not
         env = {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin", "HOME": work_dir or "/"}
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                        cwd=self.host_dir or "/", start_new_session=True, close_fds=True, env=env)
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=self.stderr, cwd=self.host_dir or "/", start_new_session=True,
+                                            close_fds=True, env=env)
+        except BaseException:
+            self.stderr.close()
+            if self.host_dir is not None:
+                shutil.rmtree(self.host_dir, ignore_errors=True)
+            raise
         self.buffer = bytearray()
         self.seccomp: str | None = None
         self.why = ""
@@ -252,7 +259,12 @@ class Sandbox:
 
     def _start(self) -> Worker:
         worker = Worker(self.limits, self.use_bwrap)
-        if worker.started():
+        try:
+            started = worker.started()
+        except BaseException:  # Ctrl-C while it starts: it is in no pool yet, so nothing else would kill it
+            worker.kill()
+            raise
+        if started:
             if worker.seccomp:
                 warn_once(f"sandbox: no seccomp filter ({worker.seccomp}); the other fences hold")
             return worker
