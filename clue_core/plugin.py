@@ -6,7 +6,11 @@ reading helpers and the errors. Nothing else of the kernel is a contract.
 
 The example types, the run context and the reading and writing helpers (``find_file``,
 ``read_json``, ``iter_jsonl``, ``field``, ``write_json``, ``write_jsonl``, ``apply_umask``) are imported on
-first use, so a hook module that imports this module to build specs stays cheap.
+first use, so a hook module that imports this module to build specs stays cheap. ``api`` is the
+Python API module (:mod:`clue_core.api`: ``api.run``, ``api.plan``, …), for a plugin that runs
+other runs (the sweep), also loaded on first use.
+``Progress(total, label, unit)`` (:mod:`clue_core.progress`) shows long work's progress: a
+bar on a terminal, a plain line every ~15 s in a log, nothing on other processes than rank 0.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from clue_core.specs import (
 )
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
-    from clue_core import __version__
+    from clue_core import __version__, api
     from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
     from clue_core.data import find_file
@@ -51,6 +55,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         gold_of,
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
+    from clue_core.progress import Progress
     from clue_core.reading import read_split
     from clue_core.record import (
         MANIFEST,
@@ -89,8 +94,12 @@ _LAZY = {
     "read_split": "clue_core.reading",
     "resolve": "clue_core.specs",
     "format_table": "clue_core.table",
+    # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
+    "Progress": "clue_core.progress",
     "__version__": "clue_core",
 }
+#: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
+_LAZY_MODULES = {"api": "clue_core.api"}
 
 __all__ = [
     "CLASSIFICATION",
@@ -122,6 +131,7 @@ __all__ = [
     "OpenQuestionExample",
     "Prediction",
     "PredictionRecord",
+    "Progress",
     "Prompt",
     "PublishedScore",
     "Repeat",
@@ -135,6 +145,7 @@ __all__ = [
     "TaskSpec",
     "TestVersion",
     "__version__",
+    "api",
     "apply_umask",
     "atomic_open",
     "disk_fault_message",
@@ -159,11 +170,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
+    if module is None and name not in _LAZY_MODULES:
         raise AttributeError(f"module 'clue_core.plugin' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    if module is None:
+        value = importlib.import_module(_LAZY_MODULES[name])
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
