@@ -17,7 +17,6 @@ padding, so a slow run says why (``benchmarks/train_throughput.py`` reads these 
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import time
@@ -32,15 +31,15 @@ from torch.utils.data import DataLoader
 
 from clue_core.plugin import ClueError, write_json
 from clue_models_hf.batching import Collator, LengthGroupedBatches
+from clue_models_hf.checkpoints import CHECKPOINTS, STATE_FILE, latest_checkpoint, load_checkpoint, save_checkpoint
 from clue_models_hf.encoding import Features
 from clue_models_hf.heads import forward
 from clue_models_hf.runtime import native_cpu_bf16
-from clue_models_hf.saving import disk_errors, share_weights
 from clue_models_hf.settings import Settings
 
-STATE_FILE = "trainer_state.json"
-CHECKPOINTS = "checkpoints"
 BEST = "best"
+#: re-exported: the checkpoint layout lives in :mod:`clue_models_hf.checkpoints`
+__all__ = ["BEST", "CHECKPOINTS", "STATE_FILE", "Trainer", "TrainerState", "latest_checkpoint"]
 
 
 @dataclass
@@ -86,14 +85,6 @@ def linear_schedule(warmup: int, total: int) -> Callable[[int], float]:
             return (step + 1) / (warmup + 1)
         return max(0.0, (total - step) / max(1, total - warmup))
     return factor
-
-
-def latest_checkpoint(output_dir: Path) -> Path | None:
-    folder = output_dir / CHECKPOINTS
-    if not folder.is_dir():
-        return None
-    complete = [p for p in folder.iterdir() if p.is_dir() and (p / STATE_FILE).is_file()]
-    return max(complete, key=lambda p: json.loads((p / STATE_FILE).read_text())["global_step"], default=None)
 
 
 class Trainer:
@@ -317,38 +308,15 @@ class Trainer:
         acc.wait_for_everyone()
 
     def _checkpoint(self) -> None:
-        acc = self.accelerator
-        folder = self.output_dir / CHECKPOINTS / f"step-{self.state.global_step:08d}"
-        try:
-            with disk_errors(folder):
-                acc.save_state(str(folder))
-            if acc.is_main_process:
-                share_weights(folder)
-                write_json(folder / STATE_FILE, asdict(self.state))
-        except OSError:  # a disk fault: without its state file the checkpoint is never resumed from
-            if acc.is_main_process:
-                shutil.rmtree(folder, ignore_errors=True)
-            raise
-        if acc.is_main_process:
-            self._prune_checkpoints()
-        acc.wait_for_everyone()
-
-    def _prune_checkpoints(self) -> None:
-        limit = self.settings.save_total_limit
-        if not limit:
-            return
-        folder = self.output_dir / CHECKPOINTS
-        steps = sorted(p for p in folder.iterdir() if p.is_dir() and (p / STATE_FILE).is_file())
-        for old in steps[:-limit]:
-            shutil.rmtree(old, ignore_errors=True)
+        save_checkpoint(self.accelerator, self.output_dir, self.state.global_step, asdict(self.state),
+                        self.settings.save_total_limit)
 
     def _resume(self) -> None:
-        checkpoint = latest_checkpoint(self.output_dir)
-        if checkpoint is None:
+        loaded = load_checkpoint(self.accelerator, self.output_dir)
+        if loaded is None:
             self.log(f"resume: no checkpoint in {self.output_dir / CHECKPOINTS}; starting from the beginning")
             return
-        self.accelerator.load_state(str(checkpoint))
-        saved = json.loads((checkpoint / STATE_FILE).read_text())
+        checkpoint, saved = loaded
         saved["world_size"] = self.accelerator.num_processes
         self.state = TrainerState(**saved)
         self._clock = time.perf_counter()  # loading the checkpoint is not training
