@@ -17,6 +17,7 @@ from typing import Any
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, TaskSpec, __version__
 from clue_report import error_analysis, stats
 from clue_report.collect import Collected, Run, collect
+from clue_report.explorer import DEFAULT_EXAMPLES, Feed, feeding
 from clue_report.groups import leaderboard_members, merge_members
 from clue_report.published import boards, published_dict, run_usage, scored_boards
 from clue_report.rows import build_rows, data_version, extra_fields, model_facts
@@ -68,7 +69,7 @@ def analyse(task: TaskSpec, scored: Scored, primary: str, seed: int) -> dict[str
 
 
 def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: DevData, seed: int,
-               resamples: int, warnings: list[str]) -> dict[str, Any]:
+               resamples: int, warnings: list[str], feed: Feed) -> dict[str, Any]:
     metrics = run.metrics
     dev = {k: float(v) for k, v in (metrics.get("dev") or {}).items() if isinstance(v, (int, float))}
     entry: dict[str, Any] = {
@@ -93,6 +94,7 @@ def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: 
         entry["intervals"] = {m: {"reason": "no prediction records"} for m in dev}
         return entry
     entry["notes"] += scored.notes
+    feed.runs[entry["id"]] = (task, run, scored)  # the explorer shows these examples (clue_report.explorer)
     if not scored.examples:
         entry["intervals"] = {m: {"reason": "predictions could not be re-scored"} for m in dev}
         return entry
@@ -154,13 +156,16 @@ def _order_tasks(members: dict[str, list[str]], present: Sequence[str]) -> list[
 
 
 def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
-                 resamples: int = stats.RESAMPLES) -> tuple[dict[str, Any], list[Section]]:
-    """Everything the report shows, as JSON-ready data, and the plugin sections built into it."""
+                 resamples: int = stats.RESAMPLES, examples: int = DEFAULT_EXAMPLES
+                 ) -> tuple[dict[str, Any], list[Section]]:
+    """Everything the report shows, as JSON-ready data, and the plugin sections built into it
+    (the explorer, one of them, shows up to ``examples`` dev examples per run)."""
     found: Collected = collect(list(paths), inputs=input_names(kernel))
     warnings: list[str] = []
     data = DevData()
+    feed = Feed(limit=examples)
     tasks_installed = kernel.tasks if kernel is not None else {}
-    runs = [_run_entry(kernel, n, run, tasks_installed.get(run.task), data, seed, resamples, warnings)
+    runs = [_run_entry(kernel, n, run, tasks_installed.get(run.task), data, seed, resamples, warnings, feed)
             for n, run in enumerate(found.runs, 1)]
     declared = leaderboard_members(tasks_installed.values())
     members = merge_members(declared, ((r["task"], r["leaderboards"]) for r in runs))
@@ -191,4 +196,5 @@ def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
         "tasks": tasks, "rows": rows, "runs": runs,
         "unfinished": [{"path": str(u.path), "task": u.task, "reason": u.reason} for u in found.unfinished],
     }
-    return report, build_sections(kernel, found.inputs, report)
+    with feeding(feed):
+        return report, build_sections(kernel, found.inputs, report)

@@ -30,16 +30,24 @@ def _kernel(ctx: click.Context) -> Any:
               help="Write index.html, report.json and report.md into this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.option("--force", is_flag=True, help="Replace report files in -o DIR that clue-core did not write.")
+@click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Dev examples per run in the page's explorer (default 1000; the rest are counted).")
 @click.pass_context
-def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None, as_json: bool, force: bool) -> None:
+def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None, as_json: bool, force: bool,
+           examples: int | None) -> None:
     """Summarise runs: dev scores and leaderboard group averages; with -o, an HTML leaderboard report.
 
     RUN_OR_FOLDER is a run directory, a folder of runs (clue-core run -o), or a file a report
     section reads, such as a SuperCLUE comparison.json (or a folder holding one). -o DIR writes
-    index.html (self-contained), report.json and report.md.
+    index.html (self-contained), report.json and report.md. The page's explorer lists every
+    dev example of each run (up to --examples N), with filters kept in the link.
     """
     from clue_report.command import report_command
+    from clue_report.explorer import DEFAULT_EXAMPLES
 
     if force and output_dir is None:
         raise ClueError("--force goes with -o DIR")
-    click.echo(report_command(_kernel(ctx), list(paths), output_dir=output_dir, as_json=as_json, force=force))
+    if examples is not None and output_dir is None:
+        raise ClueError("--examples goes with -o DIR (the explorer is in index.html)")
+    click.echo(report_command(_kernel(ctx), list(paths), output_dir=output_dir, as_json=as_json, force=force,
+                              examples=DEFAULT_EXAMPLES if examples is None else examples))

@@ -14,6 +14,7 @@ from typing import Any
 from clue_core.plugin import ClueError, format_table
 from clue_report import stats
 from clue_report.build import build_report
+from clue_report.explorer import DEFAULT_EXAMPLES
 from clue_report.kit import Chart
 from clue_report.owned import FILES, check_replaceable, claimed, write_files
 from clue_report.sections import render_html as render_sections
@@ -24,25 +25,25 @@ from clue_report.summary import summary_text
 
 def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
                  seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True,
-                 force: bool = False) -> dict[str, Any]:
+                 force: bool = False, examples: int = DEFAULT_EXAMPLES) -> dict[str, Any]:
     """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
 
     ``font`` overrides ``$CLUE_REPORT_FONT`` (``none`` draws English labels only);
     ``charts=False`` leaves the charts out, the sections' too (matplotlib is then not imported). Files there
     that clue-core did not write are refused before any work, unless ``force``
-    (:mod:`clue_report.owned`).
+    (:mod:`clue_report.owned`). The explorer shows up to ``examples`` dev examples per run.
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ClueError(f"{output_dir} is a file, not a folder")
     with claimed(output_dir):
-        return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force)
+        return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force, examples)
 
 
 def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: str | None, seed: int,
-                  resamples: int, charts: bool, force: bool) -> dict[str, Any]:
+                  resamples: int, charts: bool, force: bool, examples: int) -> dict[str, Any]:
     """:func:`write_report` once the folder is held: check, build, render, write."""
     replaced = check_replaceable(output_dir, force)
-    report, sections = build_report(kernel, paths, seed=seed, resamples=resamples)
+    report, sections = build_report(kernel, paths, seed=seed, resamples=resamples, examples=examples)
     images: list[Chart] = []
     choice = None
     if charts:
@@ -65,11 +66,11 @@ def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: st
 
 
 def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
-                   force: bool = False) -> str:
+                   force: bool = False, examples: int = DEFAULT_EXAMPLES) -> str:
     """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given)."""
     if output_dir is None:
         return summary_text(kernel, paths, as_json)
-    report = write_report(kernel, paths, output_dir, force=force)
+    report = write_report(kernel, paths, output_dir, force=force, examples=examples)
     files = [str(output_dir / name) for name in FILES]
     if as_json:
         return json.dumps({"files": files, "warnings": report["warnings"],

@@ -1,0 +1,127 @@
+"""The report explorer's data: every dev example of every run, with what each run answered.
+
+People judge a model by reading what it got wrong, so the page carries each run's examples
+(up to ``--examples N`` per run, the rest counted), not a handful. The explorer is one of
+clue-report's own report sections (``clue_report_sections``, :data:`clue_report.hooks.EXPLORER`):
+its ``build`` is called like any section's, with report.json's data so far. The examples
+themselves are what the report already read and re-scored for the intervals
+(:mod:`clue_report.scored`); :func:`clue_report.build.build_report` hands them over through
+:data:`FEED` for the time its sections are built, so the dev data is read once, not twice.
+
+The inputs of a task's examples are stored once per dev data (``sources``), however many
+runs answered them; each run's ``items`` hold the answers. Ids are text, so the page's
+script keeps the data's order (``{"0": …}`` keys would be reordered as numbers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from clue_core.plugin import CLASSIFICATION, TaskSpec
+from clue_report.collect import Run
+from clue_report.explorer_items import describe, item_of
+from clue_report.scored import Scored
+
+#: ``clue-core report --examples N``'s default: the examples shown per run (the rest are counted).
+DEFAULT_EXAMPLES = 1000
+#: Rows per page of the explorer (the issue asks for at least 100).
+PER_PAGE = 200
+#: Rows written into the page as HTML, for a browser without JavaScript.
+STATIC_ROWS = 100
+
+
+@dataclass
+class Feed:
+    """What the report read for the explorer: each run's re-scored examples, by report run id."""
+
+    runs: dict[str, tuple[TaskSpec, Run, Scored]] = field(default_factory=dict)
+    limit: int = DEFAULT_EXAMPLES
+
+
+#: Set by :func:`clue_report.build.build_report` while its sections are built; ``None`` otherwise
+#: (the explorer then has nothing to show).
+FEED: ContextVar[Feed | None] = ContextVar("clue_report_explorer_feed", default=None)
+
+
+@contextmanager
+def feeding(feed: Feed) -> Iterator[None]:
+    """Make ``feed`` the explorer's for the ``with`` block."""
+    token = FEED.set(feed)
+    try:
+        yield
+    finally:
+        FEED.reset(token)
+
+
+def run_labels(report: Mapping[str, Any]) -> dict[str, str]:
+    """The name each run goes by in the explorer: its leaderboard row's label (``· seed N`` when the row
+    averages seeds of the task), or ``model · run-N`` for a run with other settings (in no row)."""
+    rows = {row["id"]: row for row in report["rows"]}
+    labels = {}
+    for run in report["runs"]:
+        row = rows.get(run["row"]) if run.get("row") else None
+        if row is None:
+            labels[run["id"]] = f"{run['model']} · {run['id']}"
+            continue
+        cell = row["cells"].get(run["task"]) or {}
+        seeds = len(cell.get("runs") or ()) > 1
+        labels[run["id"]] = row["label"] + (f" · seed {run['seed']}" if seeds else "")
+    return labels
+
+
+def _confusion(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's confusion matrix of a classification run (over all its examples), for the cells that filter."""
+    found = (entry.get("analysis") or {}).get("confusion")
+    if not found:
+        return None
+    return {"labels": list(found["labels"]), "columns": list(found["columns"]), "matrix": found["matrix"]}
+
+
+def build(files: Sequence[Any], report: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The section's data: ``sources`` (each dev data's example inputs) and ``runs`` (each run's answers)."""
+    feed = FEED.get()
+    if feed is None or not feed.runs:
+        return None, []
+    labels = run_labels(report)
+    sources: dict[str, dict[str, Any]] = {}
+    seen: dict[str, set[str]] = {}
+    runs = []
+    for entry in report["runs"]:
+        fed = feed.runs.get(entry["id"])
+        if fed is None or not fed[2].examples:
+            continue
+        task, run, scored = fed
+        key = f"{entry['task']} · {entry['data_version']}"
+        source = sources.setdefault(key, {"key": key, "task": entry["task"], "kind": task.kind,
+                                          "labels": list(task.labels), "from_data": scored.from_data,
+                                          "examples": []})
+        ids = seen.setdefault(key, set())
+        shown = min(feed.limit, len(scored.examples))
+        items = []
+        for index in range(shown):
+            example = scored.examples[index]
+            record = (run.records or [])[index]
+            if str(example.id) not in ids:
+                ids.add(str(example.id))
+                source["examples"].append(describe(task, example, scored.from_data))
+            items.append(item_of(task, example, record, scored, index, entry["primary_metric"]))
+        data = {"run": entry["id"], "task": entry["task"], "model": entry["model"], "label": labels[entry["id"]],
+                "source": key, "metric": entry["primary_metric"], "total": len(scored.examples), "shown": shown,
+                "left_out": len(scored.examples) - shown, "items": items}
+        confusion = _confusion(entry) if task.kind == CLASSIFICATION else None
+        if confusion:
+            data["confusion"] = confusion
+        runs.append(data)
+    if not runs:
+        return None, []
+    warnings = []
+    capped = [r for r in runs if r["left_out"]]
+    if capped:
+        warnings.append(f"explorer: {len(capped)} run(s) show their first {feed.limit} dev examples only "
+                        f"({sum(r['left_out'] for r in capped)} left out; clue-core report --examples N shows more)")
+    return {"per_page": PER_PAGE, "static_rows": STATIC_ROWS, "limit": feed.limit,
+            "sources": list(sources.values()), "runs": runs}, warnings
