@@ -22,7 +22,8 @@ LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "se
 
 
 #: Commands that plugins of this project provide, and the plugin to install for each.
-PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue"}
+PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
+                "bootstrap": "clue-sweep"}
 
 
 class ClueGroup(click.Group):

@@ -1,0 +1,169 @@
+"""A paired bootstrap between two sides (a run each, or the seeds of two configurations) on one task.
+
+Both sides answered the same dev examples, so the examples are resampled once per draw and both
+sides are scored on the same draw: what varies between draws is which examples were asked, and
+the difference between the sides is measured on each. The difference is ``A − B`` in the task's
+primary metric (each side the mean over its runs), with a percentile interval of the draws and a
+two-sided p-value for "no difference": the share of draws whose difference lies at least as far
+from the observed one as the observed one lies from zero (draws centred on the observed
+difference stand for the null), counted as ``(k + 1) / (draws + 1)`` so it is never 0.
+
+Scores come from the task's own metric through the kernel, so F1/EM-type metrics count as they
+do in ``metrics.json``. Where the metric gives per-example values whose mean is its total
+(accuracy, CMRC's F1 and EM), draws are a few vector operations; otherwise (macro F1) the metric
+is run again on each draw, and fewer draws are taken by default. The examples are rebuilt from
+the records' ``gold``: the runs' data need not be read again. Examples are the resampling unit
+(CHID's blanks of one passage are treated as independent here, unlike the report's intervals).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clue_core.plugin import (
+    CLASSIFICATION,
+    MULTIPLE_CHOICE,
+    SPAN,
+    ClassificationExample,
+    ClueError,
+    MetricResult,
+    MultipleChoiceExample,
+    Prediction,
+    SpanExample,
+    read_run,
+    resolve,
+)
+
+#: Draws when each draw is a vector operation, and when the metric runs again on every draw.
+FAST_SAMPLES = 10000
+SLOW_SAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+def _example(kind: str, record: Any) -> Any:
+    gold, prediction = record.gold, record.prediction
+    if kind == CLASSIFICATION:
+        return ClassificationExample(id=record.id, text="", label=gold)
+    if kind == MULTIPLE_CHOICE:
+        size = max([len(record.scores or ()), *(v + 1 for v in (gold, prediction) if isinstance(v, int)), 1])
+        return MultipleChoiceExample(id=record.id, context="", question="", choices=tuple(map(str, range(size))),
+                                     label=gold)
+    answers = tuple((str(text), None) for text in gold) if isinstance(gold, list) else None
+    return SpanExample(id=record.id, context="", question="", answers=answers)
+
+
+class Side:
+    """One side of the comparison: its runs' dev predictions, aligned by example id."""
+
+    def __init__(self, runs: Sequence[Path]) -> None:
+        self.paths = [Path(p) for p in runs]
+        self.records = [read_run(p) for p in self.paths]
+        self.task = self.records[0].metrics.task
+        self.metric = self.records[0].metrics.primary_metric
+        self.dev = [{str(r.id): r for r in record.predictions("dev")} for record in self.records]
+
+    def check_alike(self, other: Side | None = None) -> None:
+        """Every run of both sides: one task, one primary metric, the same dev examples with the same gold."""
+        everyone = [*zip(self.paths, self.records, self.dev)]
+        if other is not None:
+            everyone += [*zip(other.paths, other.records, other.dev)]
+        first_path, first, first_dev = everyone[0]
+        for path, record, dev in everyone[1:]:
+            if record.metrics.task != first.metrics.task:
+                raise ClueError(f"{path} is a run of {record.metrics.task} and {first_path} one of "
+                                f"{first.metrics.task}; a bootstrap compares runs of one task")
+            if set(dev) != set(first_dev):
+                only = sorted(set(dev) ^ set(first_dev))[0]
+                raise ClueError(f"{path} and {first_path} scored different dev examples ({len(dev)} and "
+                                f"{len(first_dev)}; id {only!r} is in one only); compare runs on the same examples")
+            wrong = next((i for i in first_dev if dev[i].gold != first_dev[i].gold), None)
+            if wrong is not None:
+                raise ClueError(f"{path} and {first_path} have different gold answers for dev id {wrong!r}; "
+                                "they were not run on the same data")
+
+
+def _metric(kernel: Any, task: Any, name: str) -> tuple[Any, dict[str, Any]]:
+    """The compute function of the task's metric that produces ``name``, and its setting defaults."""
+    for metric_name in task.metrics:
+        spec = kernel.metric(metric_name)
+        if name in spec.totals:
+            if spec.uses_model:
+                raise ClueError(f"{task.name}'s {name} asks a model (a judge) for each answer; it cannot be "
+                                "re-scored on resamples")
+            kwargs = {"settings": {s.name: s.default for s in spec.settings}} if spec.settings else {}
+            return resolve(spec.compute), kwargs
+    raise ClueError(f"{task.name}: none of its metrics ({', '.join(task.metrics)}) produces {name}")
+
+
+def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | None]]]:
+    if isinstance(result, MetricResult):
+        return dict(result.totals), dict(result.per_example)
+    return dict(result), {}
+
+
+def compare(kernel: Any, runs_a: Sequence[Path], runs_b: Sequence[Path], *, samples: int | None = None,
+            seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """The paired bootstrap of side A against side B (see the module's docstring)."""
+    import numpy as np
+
+    a, b = Side(runs_a), Side(runs_b)
+    a.check_alike(b)
+    task = kernel.task(a.task)
+    if task.kind not in (CLASSIFICATION, MULTIPLE_CHOICE, SPAN):
+        raise ClueError(f"{task.name}: {task.kind} predictions cannot be re-scored from their records")
+    compute, kwargs = _metric(kernel, task, a.metric)
+    order = list(a.dev[0])
+    examples = [_example(task.kind, a.dev[0][i]) for i in order]
+
+    def predictions(dev: dict[str, Any], index: Sequence[int]) -> list[Prediction]:
+        return [Prediction(id=dev[order[i]].id, value=dev[order[i]].prediction,
+                           scores=tuple(dev[order[i]].scores) if dev[order[i]].scores is not None else None)
+                for i in index]
+
+    everything = range(len(order))
+    scored = [[_totals(compute(examples, predictions(dev, everything), **kwargs)) for dev in side.dev]
+              for side in (a, b)]
+    per_run = [[totals.get(a.metric) for totals, _ in side] for side in scored]
+    if any(value is None for side in per_run for value in side):
+        raise ClueError(f"{task.name}: {a.metric} is undefined on these dev predictions (no gold?)")
+    observed = statistics.fmean(per_run[0]) - statistics.fmean(per_run[1])
+    values = [[per_example.get(a.metric) for _, per_example in side] for side in scored]
+    fast = all(v is not None and len(v) == len(order) for side in values for v in side) and all(
+        _is_mean(v, total) for side, totals in zip(values, per_run) for v, total in zip(side, totals))
+    draws_wanted = samples or (FAST_SAMPLES if fast else SLOW_SAMPLES)
+    rng = np.random.default_rng(seed)
+    if fast:
+        labelled = [i for i, v in enumerate(values[0][0]) if v is not None]
+        vectors = [np.mean([[run[i] for i in labelled] for run in side], axis=0) for side in values]
+        gap = vectors[0] - vectors[1]
+        draws = np.concatenate([gap[rng.integers(0, len(labelled), (size, len(labelled)))].mean(axis=1)
+                                for size in _chunks(draws_wanted, 200_000 // max(len(labelled), 1) + 1)])
+    else:
+        draws = np.empty(draws_wanted)
+        for k in range(draws_wanted):
+            index = rng.integers(0, len(order), len(order))
+            drawn = [examples[i] for i in index]
+            sides = [statistics.fmean(_totals(compute(drawn, predictions(dev, index), **kwargs))[0][a.metric]
+                                      for dev in side.dev) for side in (a, b)]
+            draws[k] = sides[0] - sides[1]
+    tail = (1.0 - confidence) / 2
+    far = int(np.sum(np.abs(draws - observed) >= abs(observed) - 1e-12))
+    return {"task": task.name, "metric": a.metric,
+            **{name: {"runs": [str(p) for p in side.paths], "score": statistics.fmean(scores)}
+               for name, side, scores in (("a", a, per_run[0]), ("b", b, per_run[1]))},
+            "difference": observed, "low": float(np.quantile(draws, tail)), "high": float(np.quantile(draws, 1 - tail)),
+            "p_value": (far + 1) / (draws_wanted + 1), "examples": len(order), "samples": draws_wanted, "seed": seed,
+            "confidence": confidence, "method": "per-example values" if fast else "metric re-run on each draw"}
+
+
+def _is_mean(values: Sequence[float | None], total: float) -> bool:
+    present = [v for v in values if v is not None]
+    return bool(present) and math.isclose(statistics.fmean(present), total, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def _chunks(total: int, size: int) -> list[int]:
+    return [min(size, total - start) for start in range(0, total, size)]

@@ -1,0 +1,167 @@
+"""The local executor: trials in worker processes on this machine (``--workers N``), or in this one (``0``).
+
+Workers are started with the ``spawn`` method (a fresh interpreter: no fork of a process that
+holds threads, torch or locks) and take trials from one queue, so a slow trial never holds up the
+others. Each reports when it starts a trial and what came of it; a worker that dies (killed for
+memory, a crash in native code) fails only the trial it was running, and a new worker takes its
+place for the rest.
+
+Ctrl-C stops the sweep cleanly: every worker gets one SIGINT (a second one, from the terminal's
+own Ctrl-C reaching the whole process group, is ignored), the trial it runs is kept unfinished by
+the kernel for the next rerun to resume, its result is still recorded, and no worker starts
+another trial. Workers that do not stop within ``GRACE`` seconds are terminated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from clue_sweep.worker import run_trial
+
+#: Seconds workers get to stop after Ctrl-C (the kernel writes nothing more than the manifest then).
+GRACE = 60.0
+
+Done = Callable[[dict[str, Any]], None]
+Started = Callable[[str], None]
+
+_stopping = False
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    """The first SIGINT interrupts the trial; later ones (the terminal's and the sweep's) are ignored."""
+    global _stopping
+    if _stopping:
+        return
+    _stopping = True
+    raise KeyboardInterrupt
+
+
+def _serve(tasks: Any, results: Any) -> None:
+    """A worker's loop: take a trial, run it, report it, until the queue says stop or Ctrl-C does."""
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        while not _stopping:
+            payload = tasks.get()
+            if payload is None:
+                break
+            results.put(("start", payload["id"], os.getpid()))
+            results.put(("done", run_trial(payload), os.getpid()))
+    except KeyboardInterrupt:  # idle, between two trials: nothing to keep
+        pass
+
+
+def run_inline(payloads: list[dict[str, Any]], done: Done, started: Started) -> None:
+    """Every trial in this process, one after another (``--workers 0``: debugging, a profiler)."""
+    for payload in payloads:
+        started(payload["id"])
+        result = run_trial({**payload, "cpus": None})  # this process's threads are its own
+        done(result)
+        if result["status"] == "interrupted":
+            raise KeyboardInterrupt
+
+
+class _Pool:
+    """The worker processes of one sweep and what each is running."""
+
+    def __init__(self, workers: int, payloads: list[dict[str, Any]]) -> None:
+        self.context = multiprocessing.get_context("spawn")
+        self.tasks = self.context.Queue()
+        self.results = self.context.Queue()
+        self.tasks.cancel_join_thread()  # trials left in the queue after Ctrl-C must not block the exit
+        for payload in payloads:
+            self.tasks.put(payload)
+        self.processes: list[Any] = []
+        self.running: dict[int, str] = {}  # pid -> trial id
+        for _ in range(workers):
+            self.start_worker()
+
+    def start_worker(self) -> None:
+        self.tasks.put(None)  # one stop sign per worker, taken when the queue runs dry
+        process = self.context.Process(target=_serve, args=(self.tasks, self.results), daemon=True,
+                                       name="clue-sweep-worker")
+        process.start()
+        self.processes.append(process)
+
+    def dead(self) -> list[Any]:
+        """Workers that ended without being asked to; each is forgotten once reported."""
+        gone = [p for p in self.processes if not p.is_alive() and p.exitcode not in (0, None)]
+        for process in gone:
+            self.processes.remove(process)
+        return gone
+
+    def interrupt(self) -> None:
+        for process in self.processes:
+            if process.is_alive() and process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGINT)
+
+    def close(self) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            process.join(timeout=5)
+        self.results.close()
+        self.tasks.close()
+
+
+def _died(process: Any) -> str:
+    code = process.exitcode
+    how = f"signal {-code}" + (" (killed: out of memory?)" if code == -signal.SIGKILL else "") if code < 0 else \
+        f"exit code {code}"
+    return f"its worker process died ({how})"
+
+
+def run_local(payloads: list[dict[str, Any]], workers: int, done: Done, started: Started) -> None:
+    """Run the trials on ``workers`` processes; ``done`` gets each result as it arrives (in this process).
+
+    Ctrl-C: the running trials are interrupted and recorded, then :class:`KeyboardInterrupt` is raised.
+    """
+    if not payloads:
+        return
+    pool = _Pool(min(workers, len(payloads)), payloads)
+    pending = {p["id"] for p in payloads}
+    try:
+        try:
+            while pending:
+                _receive(pool, pending, done, started, timeout=0.5)
+        except KeyboardInterrupt:
+            pool.interrupt()
+            deadline = time.monotonic() + GRACE
+            while pool.running and time.monotonic() < deadline and any(p.is_alive() for p in pool.processes):
+                with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C does not lose the results
+                    _receive(pool, pending, done, started, timeout=0.5, restart=False)
+            raise
+    finally:
+        pool.close()
+
+
+def _receive(pool: _Pool, pending: set[str], done: Done, started: Started, *, timeout: float,
+             restart: bool = True) -> None:
+    """Take one message from the workers; or, after ``timeout`` of silence, look for dead workers."""
+    try:
+        kind, value, pid = pool.results.get(timeout=timeout)
+    except queue.Empty:
+        for process in pool.dead():
+            trial = pool.running.pop(process.pid, None)
+            if trial is not None and trial in pending:
+                pending.discard(trial)
+                done({"id": trial, "status": "failed", "error": _died(process), "primary": None,
+                      "primary_metric": None, "seconds": None})
+            if restart and pending:
+                pool.start_worker()
+        return
+    if kind == "start":
+        pool.running[pid] = value
+        started(value)
+        return
+    pool.running.pop(pid, None)
+    pending.discard(value["id"])
+    done(value)
