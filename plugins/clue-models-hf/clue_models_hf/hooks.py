@@ -9,11 +9,15 @@ Three kinds of model names come from here:
   class's recommendations (``catalogue.SIZE_RULES``);
 * ``hf-tiny``: the offline backbone, randomly initialised from a small configuration with
   a character vocabulary built from the training texts; it never downloads anything.
+
+Two commands come from here too: ``clue-core pretrain`` (masked-LM pre-training) and
+``clue-core corpus`` (stats and split of a pre-training corpus); their click code is
+imported only when they run (``pretrain_cli``).
 """
 
 from __future__ import annotations
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ModelSpec, hookimpl
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, CommandSpec, ModelSpec, hookimpl
 from clue_models_hf.catalogue import CATALOGUE, recommendations
 from clue_models_hf.settings import COMMON, TINY
 
@@ -45,3 +49,16 @@ def clue_models() -> list[ModelSpec]:
         for entry in CATALOGUE
     )
     return specs
+
+
+COMMANDS = (
+    CommandSpec("pretrain", "Pre-train an encoder (whole-word masked-LM) on a CLUECorpus2020-style folder.",
+                "clue_models_hf.pretrain_cli:pretrain"),
+    CommandSpec("corpus", "Pre-training corpus tools: stats of a folder, split a big text file into <= 4 MB files.",
+                "clue_models_hf.pretrain_cli:corpus"),
+)
+
+
+@hookimpl
+def clue_commands() -> list[CommandSpec]:
+    return list(COMMANDS)

@@ -1,0 +1,115 @@
+"""``clue-core corpus split``: one big text file into CLUECorpus2020's ≤ 4 MB file layout.
+
+The input is read line by line (one sentence per line, a blank line between documents)
+and written into ``PREFIX_00000.txt``, ``PREFIX_00001.txt``, … of at most ``max_bytes``
+each. Documents are never cut between files, except one that alone is larger than the
+limit: it is cut at sentence boundaries, and the command says how many were. Everything
+is written into a hidden staging folder that is renamed into place at the end, so an
+interrupted or failed split leaves no half-written output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from clue_core.plugin import ClueError
+
+#: CLUECorpus2020's files are at most 4 MB.
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class SplitResult:
+    files: int = 0
+    documents: int = 0
+    cut_documents: int = 0
+
+
+def _documents(path: Path) -> Iterator[list[bytes]]:
+    """Documents as lists of encoded lines (each ending in a newline), checking UTF-8 line by line."""
+    lines: list[bytes] = []
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                text = raw.decode("utf-8").strip().lstrip("\ufeff")
+            except UnicodeDecodeError as exc:
+                raise ClueError(f"{path}:{number}: not UTF-8 (byte {exc.start} of the line)") from None
+            if text:
+                lines.append(text.encode("utf-8") + b"\n")
+            elif lines:
+                yield lines
+                lines = []
+    if lines:
+        yield lines
+
+
+def _pieces(document: list[bytes], limit: int) -> list[list[bytes]]:
+    """The document whole, or cut at sentence boundaries into pieces that fit ``limit`` bytes."""
+    pieces: list[list[bytes]] = [[]]
+    size = 0
+    for line in document:
+        if len(line) > limit:
+            raise ClueError(f"a single line of {len(line)} bytes is longer than max_bytes ({limit})")
+        if pieces[-1] and size + len(line) > limit:
+            pieces.append([])
+            size = 0
+        pieces[-1].append(line)
+        size += len(line)
+    return pieces
+
+
+def split_file(source: Path, target: Path, max_bytes: int = DEFAULT_MAX_BYTES, prefix: str | None = None,
+               say: Callable[[str], None] = print) -> SplitResult:
+    """Split ``source`` into ``target`` (a new or empty folder); see the module doc."""
+    source, target = Path(source), Path(target)
+    if not source.is_file():
+        raise ClueError(f"{source}: no such file")
+    if max_bytes < 1024:
+        raise ClueError(f"--max-bytes must be at least 1024, got {max_bytes}")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ClueError(f"{target}: exists and is not an empty folder; pass a new folder")
+    name = prefix or source.stem
+    staging = target.parent / f".{target.name}.splitting"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    result = SplitResult()
+    handle: IO[bytes] | None = None
+    size = 0
+    try:
+        for document in _documents(source):
+            result.documents += 1
+            block = b"".join(document)
+            pieces = [document] if len(block) + 1 <= max_bytes else _pieces(document, max_bytes - 1)
+            result.cut_documents += len(pieces) > 1
+            for piece in pieces:
+                data = b"".join(piece)
+                gap = b"\n" if size else b""
+                if handle is None or size + len(gap) + len(data) > max_bytes:
+                    if handle is not None:
+                        handle.close()
+                    handle = open(staging / f"{name}_{result.files:05d}.txt", "xb")  # noqa: SIM115 (one of many, closed below)
+                    result.files += 1
+                    size, gap = 0, b""
+                handle.write(gap + data)
+                size += len(gap) + len(data)
+        if handle is not None:
+            handle.close()
+            handle = None
+        if not result.documents:
+            raise ClueError(f"{source}: no text to split")
+        if target.exists():
+            target.rmdir()
+        os.replace(staging, target)
+    finally:
+        if handle is not None:
+            handle.close()
+        shutil.rmtree(staging, ignore_errors=True)
+    if result.cut_documents:
+        say(f"note: {result.cut_documents} document(s) larger than {max_bytes} bytes were cut at sentence "
+            f"boundaries")
+    return result
