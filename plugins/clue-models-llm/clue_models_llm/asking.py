@@ -3,7 +3,9 @@
 Every request is keyed (by the learner: the model's identity, the settings that change
 answers, the request itself); identical requests in one call are asked once. What the
 backend reports through ``done`` goes to the cache in one transaction per report, so a
-killed run keeps every finished batch and its rerun asks only for the rest.
+killed run keeps every finished batch and its rerun asks only for the rest. Each committed
+report also moves the call's progress (:class:`clue_core.plugin.Progress`: a bar on a
+terminal, a line every ~15 s in a log), counted in examples, cached ones included.
 
 Each reported entry is checked with the same rule the cache applies when it reads one
 (:mod:`clue_models_llm.entries`) before it is kept: a backend that reports a NaN or positive
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from clue_core.plugin import ClueError
+from clue_core.plugin import ClueError, Progress
 from clue_models_llm.backend import Backend, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache
 from clue_models_llm.entries import generation_ok, likelihood_ok
@@ -29,12 +31,15 @@ class Asker:
     """One task's way to its backend: ``likelihoods`` and ``generations``, cached."""
 
     def __init__(self, backend: Backend, cache: ResultCache, key: Keyer, echo: Callable[[str], None],
-                 name: str) -> None:
+                 name: str, *, label: str = "", shown: bool = True) -> None:
         self.backend = backend
         self.cache = cache
         self.key = key
         self.echo = echo
         self.name = name
+        #: what the progress lines begin with (``[task] model``), and whether this process shows them
+        self.label = label or name
+        self.shown = shown
 
     def likelihoods(self, requests: Sequence[ScoreRequest], ppl: bool) -> list[dict[str, Any]]:
         """The likelihood entry of every request (see :mod:`clue_models_llm.backend`), in order."""
@@ -47,11 +52,12 @@ class Asker:
                   f"({len(requests) - len(missing)} cached)")
         if missing:
             asked = [requests[i] for i in missing]
-            self.backend.score_choices(asked, ppl=ppl, done=self._storer(
-                results, [keys[i] for i in missing], "score_choices",
-                lambda j, entry: likelihood_ok(entry, len(asked[j].choices), ppl),
-                "one finite log-probability <= 0 and one token count per choice"
-                + (", and the prompt's own" if ppl else "")))
+            with self._progress(keys, missing, "scoring", "examples") as progress:
+                self.backend.score_choices(asked, ppl=ppl, done=self._storer(
+                    results, [keys[i] for i in missing], "score_choices",
+                    lambda j, entry: likelihood_ok(entry, len(asked[j].choices), ppl),
+                    "one finite log-probability <= 0 and one token count per choice"
+                    + (", and the prompt's own" if ppl else ""), progress))
         return self._all(keys, results, "score_choices")
 
     def generations(self, prompts: Sequence[str], options: GenerateOptions) -> list[dict[str, Any]]:
@@ -66,9 +72,10 @@ class Asker:
         missing = first_missing(keys, results)
         self.echo(f"{self.name}: generating {plural(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
         if missing:
-            self.backend.generate([prompts[i] for i in missing], options, done=self._storer(
-                results, [keys[i] for i in missing], "generate", lambda j, entry: generation_ok(entry),
-                "text, tokens and finish"))
+            with self._progress(keys, missing, "generating", "answers") as progress:
+                self.backend.generate([prompts[i] for i in missing], options, done=self._storer(
+                    results, [keys[i] for i in missing], "generate", lambda j, entry: generation_ok(entry),
+                    "text, tokens and finish", progress))
         return self._all(keys, results, "generate")
 
     def _all(self, keys: Sequence[str], results: Mapping[str, Any], method: str) -> list[dict[str, Any]]:
@@ -79,16 +86,24 @@ class Asker:
                                f"{len(set(keys))} requests")
         return [results[key] for key in keys]
 
+    def _progress(self, keys: Sequence[str], missing: Sequence[int], doing: str, unit: str) -> Progress:
+        """The progress of one backend call: every distinct request, those cached counted as done."""
+        total = len(set(keys))
+        return Progress(total, f"{self.label}: {doing}", unit, done=total - len(missing), shown=self.shown)
+
     def _storer(self, results: dict[str, Any], keys: Sequence[str], method: str, valid: Callable[[int, Any], bool],
-                shape: str) -> Callable[[Mapping[int, dict[str, Any]]], None]:
+                shape: str, progress: Progress | None = None) -> Callable[[Mapping[int, dict[str, Any]]], None]:
         """``done`` for a backend call over the requests of ``keys``: keep what arrived and commit it at once.
 
         An entry ``valid`` refuses, or an index outside the call, is the backend's fault: the
         report's good entries are kept, then one line names the backend and the request.
+        ``progress`` moves by the requests newly answered, once they are committed.
         """
+        answered: set[int] = set()
 
         def store(entries: Mapping[int, dict[str, Any]]) -> None:
             keyed: dict[str, Any] = {}
+            fresh: set[int] = set()
             fault = None
             for index, entry in entries.items():
                 if not (isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(keys)):
@@ -98,8 +113,12 @@ class Asker:
                                       f"got {_brief(entry)})")
                 else:
                     keyed[keys[index]] = entry
+                    fresh.add(index)
             results.update(keyed)
             self.cache.put_many(keyed)
+            if progress is not None:
+                progress.update(len(fresh - answered))
+            answered.update(fresh)
             if fault:
                 raise ClueError(f"{self.name}: {type(self.backend).__name__}.{method} {fault}; that answer is not "
                                 f"cached")

@@ -120,7 +120,8 @@ class LLMLearner:
                                                 thinking=settings.thinking and settings.mode == "generate")
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
-        self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name)
+        self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
+                           label=f"[{self.task.name}] {self.name}", shown=context.is_main)
 
     def _resolve_mode(self) -> None:
         """The mode answers are computed in, before any request of the task is sent.
