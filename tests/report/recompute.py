@@ -65,6 +65,10 @@ VERIFIED = {
     "comparisons[].models[].vs_reference.dimensions.*.tie", "comparisons[].models[].vs_reference.dimensions.*.loss",
     "comparisons[].models[].quadrant.x", "comparisons[].models[].quadrant.y", "comparisons[].quadrant.split.x",
     "comparisons[].quadrant.split.y", "comparisons[].maturity[].index",
+    # the explorer section (check_explorer in tests/report/test_explorer.py)
+    "explorer.limit", "explorer.per_page", "explorer.static_rows", "explorer.runs[].total", "explorer.runs[].shown",
+    "explorer.runs[].left_out", "explorer.runs[].confusion.matrix[][]", "explorer.runs[].items[].scores[]",
+    "explorer.runs[].items[].grade",
 }
 
 
