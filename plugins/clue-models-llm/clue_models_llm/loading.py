@@ -61,8 +61,10 @@ def _model_files(folder: Path) -> list[Path]:
 
 
 def fingerprint(source: str) -> str:
-    """Cheap: changes when a local folder's files change (a retrained model); the id for a hub model."""
+    """Cheap: changes when a local folder's files (or a GGUF file) change; the id for a hub model."""
     folder = Path(source).expanduser()
+    if folder.is_file():
+        return _sample(folder)
     if not folder.is_dir():
         return source
     return hashlib.sha256("".join(_sample(p) for p in _model_files(folder)).encode()).hexdigest()
@@ -80,6 +82,8 @@ def folder_digest(folder: Path) -> str:
 
 
 def is_local(source: str) -> bool:
+    if source.lower().endswith(".gguf"):
+        return True
     path = Path(source).expanduser()
     return path.is_dir() or source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
 
@@ -87,7 +91,11 @@ def is_local(source: str) -> bool:
 def check_source(source: str) -> None:
     """What can be checked before anything is loaded: a local folder exists and has a configuration."""
     folder = Path(source).expanduser()
-    if is_local(source):
+    if source.lower().endswith(".gguf"):
+        from clue_models_llm.gguf_loading import check
+
+        check(source)
+    elif is_local(source):
         if not folder.is_dir():
             raise ClueError(f"{source}: no such model folder")
         if not (folder / "config.json").is_file():

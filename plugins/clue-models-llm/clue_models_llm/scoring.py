@@ -28,7 +28,8 @@ from typing import Any
 
 import torch
 
-from clue_models_llm.runtime import forward, input_device, left_padded, new_cache, right_padded
+from clue_models_llm.chunked_head import Head
+from clue_models_llm.runtime import input_device, left_padded, new_cache, right_padded
 
 #: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
 LOGIT_BUDGET = 1 << 27
@@ -73,21 +74,6 @@ class ChoiceScores:
             return tuple((self.prefix_logprob + lp) / max(self.prefix_tokens + n, 1)
                          for lp, n in zip(self.logprobs, self.tokens))
         raise ValueError(f"unknown score method {method!r}")
-
-
-def shares_keys(cache: Any) -> bool:
-    """Whether every layer of ``cache`` is plain keys and values (no sliding window, no recurrent state)."""
-    layers = getattr(cache, "layers", None)
-    return bool(layers) and all(type(layer).__name__ == "DynamicLayer" for layer in layers)
-
-
-def _picked_sums(logits: torch.Tensor, targets: torch.Tensor, keep: torch.Tensor, per_position: bool = False
-                 ) -> torch.Tensor:
-    """Log-probabilities of ``targets`` summed over the kept columns (or, ``per_position``, not summed)."""
-    logprobs = torch.log_softmax(logits.float(), dim=-1)
-    picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    picked = torch.where(keep.bool(), picked, torch.zeros_like(picked))
-    return picked if per_position else picked.sum(-1).cpu()
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -158,9 +144,11 @@ class LikelihoodScorer:
         self.batch_size = batch_size
         self.pad_id = pad_id
         self.prefix_stats = prefix_stats
-        self.vocab = int(model.get_output_embeddings().weight.shape[0]) if hasattr(
-            model, "get_output_embeddings") and model.get_output_embeddings() is not None else 1
+        self.head = Head(model)
+        self.vocab = self.head.vocab
         self.device = input_device(model)
+        #: called with the size of every block of logits computed (tests bound the largest)
+        self.observe: Callable[[int], None] | None = None
 
     def batches(self, requests: Sequence[ChoiceRequest]) -> list[list[int]]:
         """Request indices batched longest prefix first, within the batch size and the logit budget."""
@@ -201,36 +189,34 @@ class LikelihoodScorer:
 
     @torch.inference_mode()
     def score_batch(self, requests: Sequence[ChoiceRequest]) -> list[ChoiceScores]:
-        model, device = self.model, self.device
+        head, device = self.head, self.device
         ids, mask, positions = left_padded([r.prefix for r in requests], self.pad_id, device)
-        cache = new_cache(model)
-        out = forward(model, ids, mask, positions, cache, logits_to_keep=0 if self.prefix_stats else 1)
-        last = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+        cache = new_cache(self.model)
+        states = head.run(ids, mask, positions, cache, last_only=not self.prefix_stats)
         prefix_sums: list[float | None] = [None] * len(requests)
         prefix_counts: list[int | None] = [None] * len(requests)
         if self.prefix_stats:
-            logprobs = torch.log_softmax(out.logits[:, :-1, :].float(), dim=-1)
-            targets = ids[:, 1:]
-            picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
             valid = (mask[:, 1:] * mask[:, :-1]).bool()
-            sums = torch.where(valid, picked, torch.zeros_like(picked)).sum(-1)
-            prefix_sums = [float(s) for s in sums.cpu()]
+            row_of = torch.arange(len(requests), device=valid.device).unsqueeze(1).expand_as(valid)[valid]
+            picked = head.picked(states[:, :-1][valid], torch.arange(int(valid.sum())), ids[:, 1:][valid],
+                                 self.observe)
+            sums = torch.zeros(len(requests)).index_add_(0, row_of.cpu(), picked)
+            prefix_sums = [float(s) for s in sums]
             prefix_counts = [int(c) for c in valid.sum(-1).cpu()]
-        del out
+        last = states[:, -1, :]
+        del states
         owners: list[int] = []
         rows: list[tuple[int, ...]] = []
-        firsts = []
         for b, request in enumerate(requests):
             for continuation in request.continuations:
                 owners.append(b)
                 rows.append(continuation)
-                firsts.append(continuation[0])
-        first_index = torch.tensor(owners, device=last.device)
-        first_scores = last[first_index, torch.tensor(firsts, device=last.device)].cpu()
+        first_scores = head.picked(last, torch.tensor(owners), torch.tensor([row[0] for row in rows]), self.observe)
         if max(len(row) for row in rows) > 1:
-            if self.tree and shares_keys(cache):
+            rest = None
+            if self.tree:
                 rest = self._continue_tree(requests, cache, mask)
-            else:
+            if rest is None:
                 rest = self._continue_repeated(rows, owners, cache, mask)
         else:
             rest = torch.zeros(len(rows))
@@ -244,6 +230,10 @@ class LikelihoodScorer:
             row += n
         return results
 
+    def _sums(self, states: torch.Tensor, targets: torch.Tensor, row_of: torch.Tensor, rows: int) -> torch.Tensor:
+        """Per row, the summed log-probabilities of ``targets`` read from ``states`` (both ``[positions, ...]``)."""
+        picked = self.head.picked(states, torch.arange(len(targets)), targets, self.observe)
+        return torch.zeros(rows).index_add_(0, row_of.cpu(), picked)
 
     def _continue_repeated(self, rows: Sequence[tuple[int, ...]], owners: Sequence[int], cache: Any,
                            mask: torch.Tensor) -> torch.Tensor:
@@ -255,50 +245,54 @@ class LikelihoodScorer:
         cache.batch_select_indices(torch.tensor(owners))  # CPU indices: a model spread over GPUs has layers on each
         full_mask = torch.cat([mask[owner], cont_mask], dim=1)
         positions = mask.sum(-1)[owner].unsqueeze(1) + torch.arange(width, device=device).unsqueeze(0)
-        logits = forward(self.model, cont_ids, full_mask, positions, cache).logits
-        targets, target_mask = right_padded([row[1:] for row in rows], self.pad_id, width, logits.device)
-        return _picked_sums(logits, targets, target_mask)
+        states = self.head.run(cont_ids, full_mask, positions, cache)
+        targets, target_mask = right_padded([row[1:] for row in rows], self.pad_id, width, states.device)
+        keep = target_mask.bool()
+        row_of = torch.arange(len(rows), device=keep.device).unsqueeze(1).expand_as(keep)[keep]
+        return self._sums(states[keep], targets[keep], row_of, len(rows))
 
-    def _continue_tree(self, requests: Sequence[ChoiceRequest], cache: Any, mask: torch.Tensor) -> torch.Tensor:
-        """All choices of a prompt in one row after its cache, each seeing the prompt and itself only.
+    def _continue_tree(self, requests: Sequence[ChoiceRequest], cache: Any, mask: torch.Tensor
+                       ) -> torch.Tensor | None:
+        """All choices of a prompt in one row after its cache (:mod:`clue_models_llm.tree_masks`).
 
-        A 4D attention mask keeps the choices apart and positions restart after the prompt for
-        each, so every choice is scored exactly as in its own row, without copying the cache.
+        ``None`` where this model's cache layers or attention take no such mask; the cache is
+        then untouched (a refused mask fails before the first layer).
         """
-        device = self.device
-        segments = [[continuation[:-1] for continuation in request.continuations] for request in requests]
-        width = max(sum(len(part) for part in parts) for parts in segments)
-        prefix_width = mask.shape[1]
-        lengths = mask.sum(-1).tolist()
-        ids = torch.full((len(requests), width), self.pad_id, dtype=torch.long)
-        positions = torch.zeros((len(requests), width), dtype=torch.long)
-        segment_of = torch.full((len(requests), width), -1, dtype=torch.long)
-        targets = torch.full((len(requests), width), self.pad_id, dtype=torch.long)
-        spans: list[tuple[int, int, int]] = []  # (row, start, end) of each choice, in choice order
-        for b, (parts, request) in enumerate(zip(segments, requests)):
-            at = 0
-            for index, (part, continuation) in enumerate(zip(parts, request.continuations)):
-                n = len(part)
-                if n:
-                    ids[b, at:at + n] = torch.tensor(part)
-                    positions[b, at:at + n] = torch.arange(lengths[b], lengths[b] + n)
-                    segment_of[b, at:at + n] = index
-                    targets[b, at:at + n] = torch.tensor(continuation[1:])
-                spans.append((b, at, at + n))
-                at += n
-        real = segment_of >= 0
-        same = (segment_of.unsqueeze(2) == segment_of.unsqueeze(1)) & real.unsqueeze(1)
-        causal = torch.ones((width, width), dtype=torch.bool).tril()
-        own = same & causal.unsqueeze(0)
-        own |= torch.eye(width, dtype=torch.bool).unsqueeze(0)  # padding rows attend to themselves (no NaN)
-        prompt = mask.bool().cpu().unsqueeze(1).expand(-1, width, -1)
-        allowed = torch.cat([prompt, own], dim=2).unsqueeze(1)
+        from clue_models_llm import tree_masks
+
+        tree = tree_masks.layout([r.continuations for r in requests], mask.sum(-1).tolist(), self.pad_id)
         dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
-        mask4d = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
-        assert mask4d.shape[-1] == prefix_width + width
-        logits = forward(self.model, ids.to(device), mask4d.to(device), positions.to(device), cache).logits
-        sums = _picked_sums(logits, targets.to(logits.device), real.to(logits.device), per_position=True).cpu()
-        return torch.tensor([float(sums[b, start:end].sum()) for b, start, end in spans])
+        attention = tree_masks.masks(tree, mask, cache, _text_config(self.model), dtype)
+        if attention is None:
+            return None
+        device = self.device
+        if isinstance(attention, dict):
+            attention = {kind: part.to(device) for kind, part in attention.items()}
+            if not _takes_mask_dict(self.model):
+                return None
+        else:
+            attention = attention.to(device)
+        states = self.head.run(tree.ids.to(device), attention, tree.positions.to(device), cache)
+        real = tree.choice >= 0
+        return self._sums(states[real.to(states.device)], tree.targets[real], tree.choice[real],
+                          sum(len(r.continuations) for r in requests))
+
+
+def _text_config(model: Any) -> Any:
+    config = model.config
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+
+def _takes_mask_dict(model: Any) -> bool:
+    """Whether the decoder's forward takes one mask per layer kind (transformers' hybrid models do)."""
+    import inspect
+
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else model
+    try:
+        source = inspect.getsource(type(decoder).forward)
+    except (OSError, TypeError):
+        return False
+    return "isinstance(causal_mask_mapping := attention_mask, dict)" in source
 
 
 @torch.inference_mode()

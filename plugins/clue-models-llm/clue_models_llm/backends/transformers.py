@@ -1,11 +1,12 @@
 """The in-process backend: a causal LM and its tokenizer loaded with transformers.
 
-``argument`` is a hub id or a folder in the ``save_pretrained`` layout (``llm:<argument>``
-and the catalogue); ``None`` builds ``llm-tiny`` from the task's texts at load time. A model
-loaded for one task is kept for the next task of the same run (same source, revision,
-dtype and device). Likelihood runs through :class:`~clue_models_llm.scoring.LikelihoodScorer`
-(each prompt encoded once for all its choices, batches shrunk so that the logits of one
-pass stay under a fixed budget whatever the vocabulary), generation through
+``argument`` is a hub id, a folder in the ``save_pretrained`` layout or a ``.gguf`` file
+(``llm:<argument>`` and the catalogue; GGUF files: :mod:`clue_models_llm.gguf_loading`);
+``None`` builds ``llm-tiny`` from the task's texts at load time. A model loaded for one task
+is kept for the next task of the same run (same source and file contents, revision, dtype
+and device). Likelihood runs through :class:`~clue_models_llm.scoring.LikelihoodScorer`
+(each prompt encoded once for all its choices, the output head applied only at the scored
+positions, a bounded chunk at a time), generation through
 :class:`~clue_models_llm.generation.Generator` (greedy unless ``temperature`` > 0, a
 separate token budget for thinking).
 """
@@ -29,7 +30,7 @@ GENERATION_SLACK = 8
 
 
 class TransformersBackend(Backend):
-    """A local causal LM (``source``: hub id or folder; ``None`` builds llm-tiny at load).
+    """A local causal LM (``source``: hub id, folder or GGUF file; ``None`` builds llm-tiny at load).
 
     Every prompt can be scored in process, so ``likelihood_support`` is the protocol's default.
     """
@@ -78,17 +79,27 @@ class TransformersBackend(Backend):
                 model, tokenizer, identity = _LOADED[key]
             else:
                 _LOADED.clear()
-                tokenizer = loading.load_tokenizer(self.source, settings.revision, settings.trust_remote_code)
-                model = loading.load_model(self.source, revision=settings.revision,
-                                           trust_remote_code=settings.trust_remote_code, dtype=dtype, device=device,
-                                           device_map=settings.device_map)
-                identity = loading.identity(self.source, model, settings.revision)
+                model, tokenizer, identity = self._load(context, dtype, device)
                 _LOADED[key] = (model, tokenizer, identity)
         self.model, self.tokenizer = model, tokenizer
         self._identity = {**identity, "dtype": str(dtype).replace("torch.", "")}
         self.dtype_text = self._identity["dtype"]
         self.device_text = settings.device_map or str(device)
         self._special_tokens()
+
+    def _load(self, context: RunContext, dtype: Any, device: Any) -> tuple[Any, Any, dict[str, Any]]:
+        from clue_models_llm import gguf_loading, loading
+
+        settings, source = self.settings, self.source
+        assert source is not None
+        if gguf_loading.is_gguf(source):
+            if settings.device_map:
+                raise ClueError("setting 'device_map' is for hub ids and folders; a GGUF model loads on one device")
+            return gguf_loading.load(source, dtype=dtype, device=device, store=context.cache_dir)
+        tokenizer = loading.load_tokenizer(source, settings.revision, settings.trust_remote_code)
+        model = loading.load_model(source, revision=settings.revision, trust_remote_code=settings.trust_remote_code,
+                                   dtype=dtype, device=device, device_map=settings.device_map)
+        return model, tokenizer, loading.identity(source, model, settings.revision)
 
     def _special_tokens(self) -> None:
         """BOS (only where the tokenizer itself adds it), every EOS id, the padding id and the context length."""
