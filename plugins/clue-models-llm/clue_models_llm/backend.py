@@ -154,6 +154,7 @@ BACKENDS: dict[str, str] = {
     "transformers": "clue_models_llm.backends.transformers:TransformersBackend",
     "openai": "clue_models_llm.backends.openai:OpenAIBackend",
     "answers": "clue_models_llm.backends.recorded:RecordedBackend",
+    "vllm": "clue_models_llm.backends.vllm:VLLMBackend",
 }
 
 

@@ -52,6 +52,15 @@ def create_server(argument: str | None, task: TaskSpec, settings: Mapping[str, A
     return build_learner("openai", argument, task, complete(SERVER, settings), SERVER, f"openai:{argument}")
 
 
+def create_vllm(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
+    """``vllm:<argument>``: a hub id or a local folder, served by vLLM's offline engine in this process."""
+    from clue_models_llm.vllm_settings import VLLM
+
+    if not argument:
+        raise ClueError("model 'vllm' needs a checkpoint: vllm:<hub id or local folder>")
+    return build_learner("vllm", argument, task, complete(VLLM, settings), VLLM, f"vllm:{argument}")
+
+
 def create_recorded(argument: str | None, task: TaskSpec, settings: Mapping[str, Any]) -> LLMLearner:
     """``answers:<file>``: answers recorded elsewhere, read from a JSON Lines file or a JSON array."""
     from clue_models_llm.recorded_learner import RecordedLearner

@@ -9,6 +9,8 @@ Model names from here:
 * ``openai:<model>``: the same prompts, scoring modes, predictions and cache for a model
   behind any OpenAI-compatible server (vLLM, SGLang, llama.cpp, ``transformers serve``, a
   hosted API), ``--set base_url=…``;
+* ``vllm:<hub id or local folder>``: the same prompts, cache and predictions as ``llm:``, the
+  model served by vLLM's offline engine in this process (a GPU, ``clue-models-llm[vllm]``);
 * ``answers:<file>``: answers recorded elsewhere (a closed API, another team's run,
   SuperCLUE's published answers), read from a file and scored like a model's;
 * ``llm-tiny``: an offline tiny random Llama with a character tokenizer built here, for the
@@ -24,6 +26,7 @@ from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPA
 from clue_models_llm.catalogue import CATALOGUE, recommendations
 from clue_models_llm.recorded_settings import RECORDED
 from clue_models_llm.settings import COMMON, SERVER, TINY
+from clue_models_llm.vllm_settings import VLLM
 
 FAMILY = "llm"
 TINY_NAME = "llm-tiny"
@@ -32,6 +35,8 @@ FACTORY = "clue_models_llm.factory:create"
 TINY_FACTORY = "clue_models_llm.factory:create_tiny"
 SERVER_FAMILY = "openai"
 SERVER_FACTORY = "clue_models_llm.factory:create_server"
+VLLM_FAMILY = "vllm"
+VLLM_FACTORY = "clue_models_llm.factory:create_vllm"
 RECORDED_FAMILY = "answers"
 RECORDED_FACTORY = "clue_models_llm.factory:create_recorded"
 #: Every kind: choices are scored or answers generated; open questions are answered turn by turn.
@@ -49,6 +54,11 @@ def clue_models() -> list[ModelSpec]:
                   "APIs), openai:<served name> --set base_url=…: likelihood (completions echo + logprobs) or "
                   "generation, concurrent, retried, cached", family=True, category=CATEGORY, trains=False,
                   settings=SERVER),
+        ModelSpec(VLLM_FAMILY, VLLM_FACTORY, KINDS,
+                  "any causal LM vLLM serves, vllm:<hub id or local folder>, in vLLM's offline engine (a GPU; pip "
+                  "install 'clue-models-llm[vllm]'): the prompts, cache and predictions of llm:, likelihood through "
+                  "prompt log-probabilities with prefix caching", family=True, category=CATEGORY, trains=False,
+                  settings=VLLM),
         ModelSpec(RECORDED_FAMILY, RECORDED_FACTORY, KINDS,
                   "answers recorded elsewhere, answers:<JSON Lines or JSON array file> --set answer_field=<field>: "
                   "matched by id or prompt text, read as generated answers, missing ones counted and scored as "
