@@ -4,7 +4,9 @@ Long work must show life wherever it runs: on a terminal a tqdm bar (if installe
 a cluster job's file, where a bar's carriage returns are lost, a line at most every
 ``CLUE_PROGRESS_EVERY`` seconds (15): ``[iflytek] scoring: 40/100 examples, 1.3/s, ~46 s left``;
 work done before the first line prints none. ``CLUE_PROGRESS``: ``auto`` (default), ``bar``,
-``lines`` or ``off``. Only the main process (``RANK`` 0) shows anything.
+``lines`` or ``off``. Only the main process (``RANK`` 0) shows anything. Work that asks another
+plugin's code (a judge asking a model) opens its progress with ``gathers=True``: a progress opened
+inside it moves it instead of showing itself, so the judging bar counts the model's answers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+#: The progress open in this process, innermost last.
+_OPEN: list[Progress] = []
 
 
 def _duration(seconds: float) -> str:
@@ -37,12 +42,17 @@ class Progress:
     """``with Progress(total, label, unit, done=cached) as progress: ... progress.update(n)``."""
 
     def __init__(self, total: int, label: str, unit: str = "examples", *, done: int = 0, shown: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 gathers: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.total, self.label, self.unit, self.done, self._clock = total, label, unit, done, clock
+        self.gathers, self.parent = gathers, _OPEN[-1] if _OPEN and _OPEN[-1].gathers else None
         self._start = self._last = clock()
         self._first, self._printed, self._said, self._bar = done, done, False, None
         self.every, mode = _settings()
-        if not shown or os.environ.get("RANK", "0") not in ("", "0"):
+        if self.parent is not None:  # cached work is done, not part of the rate
+            mode, self.parent._first = "into", self.parent._first + min(done, self.parent.total - self.parent.done)
+            if done:
+                self.parent.update(done)
+        elif not shown or os.environ.get("RANK", "0") not in ("", "0"):
             mode = "off"
         elif mode == "auto":
             mode = "bar" if sys.stderr.isatty() else "lines"
@@ -55,6 +65,7 @@ class Progress:
                 self._bar = tqdm(total=total, initial=done, desc=label, unit=unit.rstrip("s") or unit, delay=1.0,
                                  dynamic_ncols=True, leave=False)
         self.mode = mode
+        _OPEN.append(self)
 
     def __enter__(self) -> Progress:
         return self
@@ -63,9 +74,12 @@ class Progress:
         self.close()
 
     def update(self, n: int = 1) -> None:
-        """``n`` more done; a line when the last one is ``every`` seconds old."""
+        """``n`` more done (a gathering progress stops at its total); a line when the last is ``every`` s old."""
+        n = max(0, min(n, self.total - self.done)) if self.gathers else n
         self.done += n
-        if self._bar is not None:
+        if self.parent is not None:
+            self.parent.update(n)
+        elif self._bar is not None:
             self._bar.update(n)
         elif self.mode == "lines" and self._clock() - self._last >= self.every:
             self._line()
@@ -84,6 +98,8 @@ class Progress:
 
     def close(self) -> None:
         """The bar removed; in lines mode a last line, if an earlier one was printed and is out of date."""
+        if self in _OPEN:
+            _OPEN.remove(self)
         if self._bar is not None:
             self._bar, bar = None, self._bar
             bar.close()

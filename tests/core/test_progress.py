@@ -131,3 +131,32 @@ def test_a_value_the_settings_cannot_take_is_one_line(monkeypatch, name, value) 
     monkeypatch.setenv(name, value)
     with pytest.raises(ClueError, match=f"{value!r}.*CLUE_PROGRESS is auto, bar, lines or off"):
         Progress(3, "scoring")
+
+
+def test_progress_opened_inside_a_gathering_one_moves_it_and_shows_nothing(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_PROGRESS_EVERY", "0")
+    clock = Clock()
+    with Progress(10, "superclue: judge", "judgments", gathers=True, clock=clock) as judging:
+        with Progress(6, "[superclue] model: generating", "answers", done=2, clock=clock) as inner:
+            assert inner.mode == "into" and judging.done == 2
+            clock.now += 10
+            inner.update(4)
+        # cached answers count as done but not in the rate: 4 answers in 10 s
+        assert lines(capsys) == ["superclue: judge: 2/10 judgments", "superclue: judge: 6/10 judgments, 0.4/s, "
+                                 "~10 s left"]
+        with Progress(9, "[superclue] model: generating", "answers", clock=clock) as inner:
+            inner.update(9)  # more than the judging has left (a learner asking twice): stops at its total
+        assert judging.done == 10
+    assert lines(capsys) == ["superclue: judge: 10/10 judgments in 10 s"]
+    with Progress(3, "alone", clock=clock) as after:  # the gathering one is closed: shown on its own
+        after.update(3)
+        assert after.parent is None and after.mode == "lines"
+
+
+def test_progress_inside_one_that_does_not_gather_shows_itself(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_PROGRESS_EVERY", "0")
+    clock = Clock()
+    with Progress(2, "sweep", "runs", clock=clock) as sweep, Progress(4, "[afqmc] scoring", clock=clock) as inner:
+        inner.update(4)
+        assert inner.parent is None and sweep.done == 0
+    assert lines(capsys) == ["[afqmc] scoring: 4/4 examples in 0 s"]

@@ -13,6 +13,12 @@ cached bad answer again), while everything already asked comes from the judge's 
 The learner is fitted once, before the first round, on every text it will be asked (the
 first-round prompts and both repair prompts): a model built from its texts (``llm-tiny``)
 then stays the same model, with the same cache identity, for both rounds.
+
+Each round shows its progress (``superclue: judge NAME: 40/100 judgments, 1.3/s, ~46 s left``;
+``judge.<i>`` in a panel, ``(repairs)`` for the second round): a bar on a terminal, a line
+every ~15 s in a log. It gathers the progress the judge's learner shows of its own (an LLM
+judge's answers, each counted as it is committed to its cache); a learner that shows none
+moves it when the round ends.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clue_core.plugin import ClueError, OpenQuestionExample, RunContext
+from clue_core.plugin import ClueError, OpenQuestionExample, Progress, RunContext
 from clue_tasks_superclue.judge_prompts import GRADE_REPAIR, PAIRWISE_REPAIR, Parsed, parse_grade, parse_verdict
 
 Parser = Callable[[str], Parsed | None]
@@ -64,10 +70,11 @@ class Judgment:
 class Judge:
     """A loaded judge learner and what it has been asked."""
 
-    def __init__(self, learner: Any, name: str, context: RunContext) -> None:
+    def __init__(self, learner: Any, name: str, context: RunContext, namespace: str = "judge") -> None:
         self.learner = learner
         self.name = name
         self.context = context
+        self.namespace = namespace
         self.fitted = False
 
     @classmethod
@@ -75,7 +82,7 @@ class Judge:
         """The judge ``name`` with the settings under ``namespace`` (``judge``, or ``judge.<i>`` in a panel)."""
         if context.load_model is None:
             raise ClueError("the superclue judge needs a run (clue-core run), which loads the judge model")
-        return cls(context.load_model(name, namespace), name, context)
+        return cls(context.load_model(name, namespace), name, context, namespace)
 
     def ask(self, requests: Sequence[Request]) -> dict[str, Judgment]:
         """Every request judged: first round, then one repair round for what did not parse.
@@ -91,7 +98,7 @@ class Judge:
             vocabulary = _example("__repair_prompts__", (GRADE_REPAIR, PAIRWISE_REPAIR), unique[0])
             self.learner.fit([], [*first, vocabulary], self.context)
             self.fitted = True
-        outputs = self._last_answers(first)
+        outputs = self._last_answers(first, "")
         judged: dict[tuple[str, str], Judgment] = {}
         broken = []
         for request, output in zip(unique, outputs):
@@ -102,13 +109,19 @@ class Judge:
                 judged[(request.prompt, request.repair)] = Judgment(request.prompt, output, parsed, False)
         if broken:
             second = [_example(r.key, (r.prompt, r.repair), r) for r, _ in broken]
-            for (request, said_first), output in zip(broken, self._last_answers(second)):
+            for (request, said_first), output in zip(broken, self._last_answers(second, " (repairs)")):
                 judged[(request.prompt, request.repair)] = Judgment(request.prompt, output, request.parse(output),
                                                                     True, said_first)
         return {r.key: judged[(r.prompt, r.repair)] for r in requests}
 
-    def _last_answers(self, examples: Sequence[OpenQuestionExample]) -> list[str]:
-        return outputs_of(self.learner.predict(examples))
+    def _last_answers(self, examples: Sequence[OpenQuestionExample], doing: str) -> list[str]:
+        """The judge's answers to one round, its progress shown meanwhile (see the module docstring)."""
+        with Progress(len(examples), f"superclue: {self.namespace} {self.name}{doing}", "judgments",
+                      shown=self.context.is_main, gathers=True) as progress:
+            predictions = self.learner.predict(examples)
+            if progress.done < len(examples):  # what the learner's own progress did not count
+                progress.update(len(examples) - progress.done)
+        return outputs_of(predictions)
 
     def info(self) -> dict[str, Any]:
         describe = getattr(self.learner, "run_info", None)
