@@ -93,7 +93,9 @@ class PretrainLoop:
               ) -> PretrainState:
         s, acc = self.settings, self.acc
         sampler = EpochBatches(len(train_set), s.batch_size, self.seed)
-        loader = DataLoader(train_set, batch_sampler=sampler, collate_fn=collator)
+        # loaders own their generators: an iterator made on resume must not draw from the global RNG
+        loader = DataLoader(train_set, batch_sampler=sampler, collate_fn=collator,
+                            generator=torch.Generator().manual_seed(self.seed))
         groups = [{"params": [p for n, p in self.module.named_parameters() if not no_decay(n)],
                    "weight_decay": s.weight_decay},
                   {"params": [p for n, p in self.module.named_parameters() if no_decay(n)], "weight_decay": 0.0}]
@@ -107,7 +109,8 @@ class PretrainLoop:
         self.state.total_steps = total
         if self.resume:
             self._resume()
-        evaluator = prepare_loader(acc, DataLoader(eval_set, batch_size=s.eval_batch_size, collate_fn=eval_collator))
+        evaluator = prepare_loader(acc, DataLoader(eval_set, batch_size=s.eval_batch_size, collate_fn=eval_collator,
+                                                   generator=torch.Generator()))
         if not self.state.history:
             self._evaluate(evaluator)
         tokens_per_batch = s.batch_size * s.max_length * acc.num_processes

@@ -84,9 +84,10 @@ class WordEncoder:
 
 def word_ids(continues: np.ndarray, special: np.ndarray) -> np.ndarray:
     """Word number of every position (-1 for special tokens); a special token ends a word."""
-    starts = ~continues | special
+    starts = ~continues
     if len(special):
         starts[1:] |= special[:-1]
+    starts &= ~special
     number = np.cumsum(starts) - 1
     return np.where(special, -1, number)
 
