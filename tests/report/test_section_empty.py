@@ -19,7 +19,7 @@ def test_a_report_without_comparison_keeps_comparisons_empty(run_cli, tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "page" / "report.json").read_text(encoding="utf-8"))
     assert report["comparisons"] == []
-    assert report["sections"] == []  # nothing is shown for it
+    assert [s["name"] for s in report["sections"]] == ["explorer"]  # nothing shown for it (the explorer: the run)
     assert "id=\"superclue\"" not in (tmp_path / "page" / "index.html").read_text(encoding="utf-8")
 
 

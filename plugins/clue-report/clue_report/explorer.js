@@ -265,7 +265,7 @@
       var link = el('a', '', String(p)), next = {};
       Object.keys(state).forEach(function (key) { next[key] = state[key]; });
       next.page = String(p);
-      link.href = fragment(next);
+      link.setAttribute('href', fragment(next));
       pages.appendChild(link);
     }
     sync(state);

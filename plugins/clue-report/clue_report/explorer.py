@@ -8,13 +8,16 @@ themselves are what the report already read and re-scored for the intervals
 (:mod:`clue_report.scored`); :func:`clue_report.build.build_report` hands them over through
 :data:`FEED` for the time its sections are built, so the dev data is read once, not twice.
 
-The inputs of a task's examples are stored once per dev data (``sources``), however many
-runs answered them; each run's ``items`` hold the answers. Ids are text, so the page's
-script keeps the data's order (``{"0": …}`` keys would be reordered as numbers).
+The inputs of a task's examples are stored once per set of dev examples (``sources``: the same
+ids, texts and gold), however many runs answered them; each run's ``items`` hold the answers.
+Ids are text, so the page's script keeps the data's order (``{"0": …}`` keys would be
+reordered as numbers).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -81,6 +84,13 @@ def _confusion(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"labels": list(found["labels"]), "columns": list(found["columns"]), "matrix": found["matrix"]}
 
 
+def _source_key(task: str, described: Sequence[Mapping[str, Any]]) -> str:
+    """Runs that answered the same examples (same ids, texts and gold, in order) share their inputs, and
+    two of them can be set side by side: the key is a digest of what is shown of them."""
+    digest = hashlib.sha256(json.dumps(described, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    return f"{task} · dev {digest.hexdigest()[:12]}"
+
+
 def build(files: Sequence[Any], report: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
     """The section's data: ``sources`` (each dev data's example inputs) and ``runs`` (each run's answers)."""
     feed = FEED.get()
@@ -95,20 +105,19 @@ def build(files: Sequence[Any], report: dict[str, Any]) -> tuple[dict[str, Any] 
         if fed is None or not fed[2].examples:
             continue
         task, run, scored = fed
-        key = f"{entry['task']} · {entry['data_version']}"
+        shown = min(feed.limit, len(scored.examples))
+        described = [describe(task, example, scored.from_data) for example in scored.examples[:shown]]
+        key = _source_key(entry["task"], described)
         source = sources.setdefault(key, {"key": key, "task": entry["task"], "kind": task.kind,
                                           "labels": list(task.labels), "from_data": scored.from_data,
                                           "examples": []})
         ids = seen.setdefault(key, set())
-        shown = min(feed.limit, len(scored.examples))
         items = []
-        for index in range(shown):
-            example = scored.examples[index]
-            record = (run.records or [])[index]
-            if str(example.id) not in ids:
-                ids.add(str(example.id))
-                source["examples"].append(describe(task, example, scored.from_data))
-            items.append(item_of(task, example, record, scored, index, entry["primary_metric"]))
+        for index, example in enumerate(scored.examples[:shown]):
+            if described[index]["id"] not in ids:
+                ids.add(described[index]["id"])
+                source["examples"].append(described[index])
+            items.append(item_of(task, example, (run.records or [])[index], scored, index, entry["primary_metric"]))
         data = {"run": entry["id"], "task": entry["task"], "model": entry["model"], "label": labels[entry["id"]],
                 "source": key, "metric": entry["primary_metric"], "total": len(scored.examples), "shown": shown,
                 "left_out": len(scored.examples) - shown, "items": items}
