@@ -1,0 +1,38 @@
+"""Shared by the sweep benchmarks: write a sweep file and time ``clue-core sweep`` in a fresh process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CLI = [sys.executable, "-m", "clue_core"]
+
+
+def write_sweep(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def time_sweep(sweep: Path, *flags: str) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of one whole ``clue-core sweep`` (start-up, workers, trials) into a fresh folder."""
+    with tempfile.TemporaryDirectory(prefix="clue-sweep-bench-") as folder:
+        env = {**os.environ, "CLUE_HOME": str(Path(folder) / "home")}
+        started = time.perf_counter()
+        subprocess.run([*CLI, "sweep", str(sweep), "-o", str(Path(folder) / "out"), *flags], check=True, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        seconds = time.perf_counter() - started
+        summary = json.loads((Path(folder) / "out" / "summary.json").read_text(encoding="utf-8"))
+    if summary["counts"]["complete"] != summary["counts"]["total"]:
+        raise SystemExit(f"not every trial completed: {summary['counts']}")
+    return seconds, summary
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} CPUs"
