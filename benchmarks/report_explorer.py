@@ -31,7 +31,7 @@ CLUE = str(Path(sys.executable).parent / "clue-core")
 SAMPLE = ROOT / "plugins" / "clue-tasks-classic" / "clue_tasks_classic" / "samples" / "afqmc"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
-FRAGMENTS = ("", "#wrong=1", "#q=%E8%8A%B1%E5%91%97", "#disagree=baseline%20%C2%B7%20full,baseline%20%C2%B7%20run-2")
+FRAGMENTS = ("", "#wrong=1", "#q=%E8%8A%B1%E5%91%97", "#disagree=baseline%20%C2%B7%20run-1,baseline")
 
 
 def chromium() -> str:
@@ -87,8 +87,9 @@ def screenshot(report: Path, fragment: str, out: Path, height: int = 1100) -> No
 
     page = report / "index.html"
     with tempfile.TemporaryDirectory() as profile:
-        dom = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                              page.resolve().as_uri() + fragment], capture_output=True, text=True, check=True).stdout
+        dom = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--window-size=1280,1000",
+                              "--hide-scrollbars", "--dump-dom", page.resolve().as_uri() + fragment],
+                             capture_output=True, text=True, check=True).stdout
         top = int(re.search(r'data-top="(\d+)"', dom).group(1))
         total = int(re.search(r'data-height="(\d+)"', dom).group(1))
         shot = Path(profile) / "page.png"

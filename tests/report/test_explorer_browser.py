@@ -127,7 +127,7 @@ def test_without_javascript_the_first_rows_are_there(page: Path, explorer_report
 def test_a_screenshot_of_a_filtered_view(page: Path, tmp_path: Path) -> None:
     from PIL import Image
 
-    dom = load(page, tmp_path, "#model=llm%3ABig&page=2")
+    dom = load(page, tmp_path, "#model=llm%3ABig&page=2", "--window-size=1280,1000", "--hide-scrollbars")  # as shot
     assert counted(dom) == (BIG - 200, BIG)
     top = int(re.search(r'data-top="(\d+)"', dom).group(1))
     height = int(re.search(r'data-height="(\d+)"', dom).group(1))

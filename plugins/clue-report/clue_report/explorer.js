@@ -51,7 +51,10 @@
     });
     return '#' + (parts.length ? parts.join('&') : 'page=1');
   }
-  function isModel(run, name) { return run.label === name || run.model === name; }
+  var labels = new Map();
+  data.runs.forEach(function (run) { labels.set(run.label, true); });
+  // a row's label, or a model's name where no row is labelled so (#model=hf-tiny)
+  function isModel(run, name) { return run.label === name || (!labels.has(name) && run.model === name); }
   function searchText(example) {
     if (!example) { return ''; }
     if (example.search === undefined) {
