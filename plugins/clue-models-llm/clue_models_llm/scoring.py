@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from clue_models_llm.chunked_head import Head
+from clue_models_llm.chunked_head import HEAD_BUDGET, Head
 from clue_models_llm.runtime import input_device, left_padded, new_cache, right_padded
 
 #: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
@@ -136,7 +136,7 @@ class LikelihoodScorer:
     """Scores :class:`ChoiceRequest` batches with one model (see the module docstring)."""
 
     def __init__(self, model: Any, batch_size: int, pad_id: int = 0, prefix_stats: bool = False,
-                 tree: bool | None = None) -> None:
+                 tree: bool | None = None, head_budget: int = HEAD_BUDGET) -> None:
         self.model = model
         implementation = getattr(getattr(model, "config", None), "_attn_implementation", None)
         #: choices side by side in one row per prompt (a 4D mask), where the attention takes one
@@ -144,7 +144,7 @@ class LikelihoodScorer:
         self.batch_size = batch_size
         self.pad_id = pad_id
         self.prefix_stats = prefix_stats
-        self.head = Head(model)
+        self.head = Head(model, head_budget)
         self.vocab = self.head.vocab
         self.device = input_device(model)
         #: called with the size of every block of logits computed (tests bound the largest)
