@@ -84,16 +84,41 @@ def _from_gguf(path: Path) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    options = {"gguf_file": path.name}
+    options: dict[str, Any] = {"gguf_file": path.name}
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), **options)
-        # dequantised to float32 first: a save keeps every value the file holds, whatever dtype this run wants
+        try:  # transformers 5 may keep blocks packed (with the kernels package): dequantised, always
+            from transformers import GgufConfig
+
+            options["quantization_config"] = GgufConfig(dequantize=True)
+        except ImportError:  # transformers 4 always dequantises
+            pass
+        # float32 first: a saved copy keeps every value the file holds, whatever dtype this run wants
         model = AutoModelForCausalLM.from_pretrained(str(path.parent), dtype=torch.float32, **options)
     except Exception as exc:  # transformers raises ValueError, KeyError, OSError… for what it cannot build
         from clue_models_llm.loading import _first_line
 
         raise ClueError(f"{path}: transformers cannot build a model from this GGUF file ({_first_line(exc)})") from None
+    _plain(model)
     return model, tokenizer
+
+
+def _plain(model: Any) -> None:
+    """A dequantised model is a plain one: without its GGUF quantizer it casts and saves like any other.
+
+    transformers keeps the quantizer attached after dequantising, and refuses ``to(dtype)``
+    and ``save_pretrained`` for it; nothing of it is left in the weights.
+    """
+    import torch
+
+    if any(type(p) is not torch.nn.Parameter for p in model.parameters()):
+        return  # packed blocks after all: leave the model as transformers made it
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer = None
+    for config in {id(c): c for c in (model.config, getattr(model.config, "get_text_config", lambda: None)())
+                   if c is not None}.values():
+        if hasattr(config, "quantization_config"):
+            delattr(config, "quantization_config")
 
 
 def _from_folder(folder: Path, dtype: Any) -> tuple[Any, Any]:
@@ -123,7 +148,7 @@ def _keep(model: Any, tokenizer: Any, folder: Path, who: dict[str, Any]) -> None
         (scratch / DONE).write_text(json.dumps(who, sort_keys=True) + "\n", encoding="utf-8")
         with contextlib.suppress(OSError):  # another process (a rank of the same run) put it there first
             os.replace(scratch, folder)
-    except OSError:
+    except Exception:  # a copy that cannot be written (disk full, a transformers refusal) ends no run
         pass
     finally:
         if scratch is not None and scratch.exists():
