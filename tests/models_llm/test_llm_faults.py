@@ -262,7 +262,8 @@ def test_auto_falls_back_for_one_run_when_the_probe_is_refused_and_asks_again_ne
                                                                                        run_cli) -> None:
     from tests.support.openai_server import ModelEngine, OpenAIServer
 
-    with OpenAIServer(ModelEngine(granite), model="tiny", faults=["400"]) as server:
+    # the probe refused in both shapes (a list of prompts, then one prompt)
+    with OpenAIServer(ModelEngine(granite), model="tiny", faults=["400", "400"]) as server:
         args = ("run", "afqmc", "--model", "openai:tiny", "--set", f"base_url={server.url}", "--sample",
                 "--set", "max_new_tokens=2", "--cache", tmp_path / "cache")
         refused = run_cli(*args, "-o", tmp_path / "refused")

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from clue_core.cli import cli
-from clue_models_llm.backends.openai import PROBE_PROMPT
+from clue_models_llm.backends.openai import PROBE_PROMPTS
 from clue_models_llm.extract import cut_at_stop
 from tests.models_llm.memorizer import sample_pairs
 from tests.support.openai_server import ModelEngine, OpenAIServer, ScriptedEngine, save_tiny_granite
@@ -149,7 +149,7 @@ def test_auto_falls_back_to_generation_and_likelihood_refuses_before_scoring(gra
         assert lines[-1].startswith("error: ") and "cannot score by likelihood" in lines[-1]
         assert "Traceback" not in refused.output
         probes = server.requests[sent:]
-        assert [r.body["prompt"] for r in probes] == [PROBE_PROMPT]  # the probe, and no scoring request
+        assert [r.body["prompt"] for r in probes] == [list(PROBE_PROMPTS)]  # the probe, and no scoring request
         assert not (tmp_path / "ll").exists()
 
 

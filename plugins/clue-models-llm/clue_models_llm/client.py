@@ -7,7 +7,10 @@ retries are off, because this module decides what is retried and counts it:
 * 429, 5xx, a dropped connection, a timeout and a 200 whose JSON is cut short (counted as
   ``invalid JSON``) are retried up to ``retries`` times, after
   the server's ``Retry-After`` (seconds or an HTTP date, or ``retry-after-ms``) or a
-  doubling backoff from 1 s with jitter;
+  doubling backoff from 1 s with jitter; but a 500 (or 501, 505…) whose body is word for
+  word the previous attempt's ends the run after that second attempt, with one line
+  quoting it (:mod:`clue_models_llm.retrying`): a server that answers every attempt the
+  same way will not answer the seventh otherwise;
 * 401/403 (the key), 404 (the model or the endpoint) and 400 (a request the server will
   never take) end the run with one line, no traceback;
 * at most ``concurrency`` requests are in flight, and with ``rpm`` > 0 request starts are
@@ -19,18 +22,20 @@ message: every error text passes through :meth:`ServerClient.clean` first.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import queue
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from clue_core.plugin import ClueError
+from clue_models_llm.retrying import Pacer, cause_of, describe, repeated, retry_after
+
+__all__ = ["RepeatedError", "RequestRefused", "ServerClient", "Traffic", "Usage", "retry_after", "server_url",
+           "usage_of"]
 
 #: Longest wait between two attempts, whatever a server's Retry-After says.
 MAX_WAIT = 300.0
@@ -49,6 +54,10 @@ class RequestRefused(ClueError):
         super().__init__(message)
         self.status = status
         self.unserved = unserved
+
+
+class RepeatedError(RequestRefused):
+    """A server error (500, 501…) that answered two attempts in a row with the same body: not retried further."""
 
 
 @dataclass
@@ -119,48 +128,6 @@ def server_url(base_url: str) -> str:
     return url
 
 
-class _Pacer:
-    """Spaces request starts ``60 / rpm`` seconds apart across threads (no limit with rpm 0)."""
-
-    def __init__(self, rpm: int) -> None:
-        self.interval = 60.0 / rpm if rpm > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        if slot > now:
-            time.sleep(slot - now)
-
-
-def retry_after(headers: Any) -> float | None:
-    """Seconds a server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or as a date."""
-    if headers is None:
-        return None
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
-
-
 class ServerClient:
     """One server and model: ``call(kind, body)`` with retries, ``map(kind, bodies)`` concurrently."""
 
@@ -175,7 +142,7 @@ class ServerClient:
         self.timeout = timeout
         self.echo = echo
         self.traffic = Traffic()
-        self._pacer = _Pacer(rpm)
+        self._pacer = Pacer(rpm)
         self._lock = threading.Lock()
         self._in_flight = 0
         self._client: Any = None
@@ -233,6 +200,7 @@ class ServerClient:
 
         endpoint = self.sdk.completions if kind == "completions" else self.sdk.chat.completions
         attempt = 0
+        last: tuple[int, str] | None = None  # the previous attempt's server error, to see it repeat itself
         while True:
             if self._stopping.is_set():
                 raise ClueError(f"{self.where()}: stopped")
@@ -244,8 +212,13 @@ class ServerClient:
             try:
                 response = endpoint.create(model=self.model, **body)
             except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+                last, again = repeated(last, exc)
+                if again and last is not None:
+                    raise RepeatedError(f"{self.where()}: the server answered {last[0]} twice with the same error, "
+                                        f"so it is not retried: {self.clean(describe(exc))} (it would answer every "
+                                        f"attempt the same way)", last[0]) from None
                 headers = getattr(getattr(exc, "response", None), "headers", None)
-                self._wait_to_retry(attempt, _cause(exc), _describe(exc), retry_after(headers))
+                self._wait_to_retry(attempt, cause_of(exc), describe(exc), retry_after(headers))
                 attempt += 1
                 continue
             except ValueError as exc:  # a 200 "application/json" whose body is cut short: JSONDecodeError
@@ -256,7 +229,7 @@ class ServerClient:
                 continue
             except openai.APIResponseValidationError as exc:
                 raise ClueError(f"{self.where()}: the answer is not an OpenAI response: "
-                                f"{self.clean(_describe(exc))}") from None
+                                f"{self.clean(describe(exc))}") from None
             except openai.APIStatusError as exc:
                 raise self._refused(exc) from None
             finally:
@@ -282,7 +255,7 @@ class ServerClient:
     def _refused(self, exc: Any) -> RequestRefused:
         """The one line for a refusal: the key, a model the server does not serve, a wrong path, or the request."""
         status = getattr(exc, "status_code", None)
-        message = self.clean(_describe(exc))
+        message = self.clean(describe(exc))
         if status in (401, 403):
             held = f"${self.key_env}" if self._key else f"no key (${self.key_env} is not set)"
             return RequestRefused(f"{self.where()} refused the request ({status}) with {held}: {message}", status)
@@ -304,6 +277,10 @@ class ServerClient:
             return None
 
     # -- many requests -------------------------------------------------------------------
+
+    def resume(self) -> None:
+        """Take requests again after :meth:`map` stopped on a failure the caller answered (a refused list)."""
+        self._stopping.clear()
 
     def map(self, kind: str, bodies: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Any]]:
         """``(index, response)`` as answers arrive, ``concurrency`` at a time.
@@ -330,6 +307,7 @@ class ServerClient:
                     try:
                         arrived.put((index, self.call(kind, bodies[index]), None))
                     except BaseException as exc:  # said by the consumer, once
+                        self._stopping.set()  # before this worker takes another request
                         arrived.put((index, None, exc))
             finally:
                 arrived.put((None, None, None))
@@ -356,28 +334,3 @@ class ServerClient:
                 self._stopping.set()
         if failure is not None:
             raise failure
-
-
-def _cause(exc: Any) -> str:
-    status = getattr(exc, "status_code", None)
-    if status is not None:
-        return str(status)
-    return "timeout" if type(exc).__name__ == "APITimeoutError" else "connection"
-
-
-def _describe(exc: Any) -> str:
-    """The server's own message where it gave one, else the exception's."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, Mapping) else inner
-        message = message or body.get("detail")  # FastAPI servers (transformers serve) say "detail"
-        if message:
-            return str(message)
-    status = getattr(exc, "status_code", None)
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    if status is None and type(exc).__name__ == "APITimeoutError":
-        return "no answer within the timeout"
-    if status is None:
-        return f"connection failed ({text})"
-    return str(text)

@@ -5,17 +5,17 @@ Everything that decides what is asked and how answers are read is the learner's
 result cache, answer extraction. This backend only sends requests and reads answers:
 
 * likelihood: one completions request per example, its prompt a list with ``prompt +
-  choice`` for every choice, ``echo`` and ``logprobs`` on; the echoed tokens' character
-  offsets say which tokens belong to the choice (a token that straddles the boundary
-  belongs to the choice, as the local scorer decides), and the first token's ``null``
-  log-probability (vLLM gives none for the very first prompt token) is left out;
+  choice`` for every choice, ``echo`` and ``logprobs`` on; or, for a server that takes one
+  prompt per request (llama.cpp's), one request per choice, concurrently
+  (:mod:`~clue_models_llm.backends.openai_likelihood` reads the echoes);
 * generation: completions (plain prompts) or chat completions (``chat=true``: the server
   applies the model's chat template), greedy unless ``temperature`` > 0. A reasoning
   model's ``reasoning_content`` is kept apart from the answer; tool calls come back as
   ``tool_calls``.
 
 ``mode=auto`` scores by likelihood where the server echoes prompt log-probabilities and
-generates elsewhere; whether it does is asked once (a one-token probe), and a real answer
+generates elsewhere; whether it does is asked once (a one-token probe, in the shape the run sends: a list of
+prompts, then one prompt where the list is refused), and a real answer
 to it is remembered in the result cache, so a resumed or repeated run sends nothing. A
 probe the server refuses (400/404/422) falls back to generation for this run only and is
 asked again next time; a refusal because the server does not serve the model ends the run.
@@ -32,17 +32,27 @@ from typing import Any
 
 from clue_core.plugin import ClueError, RunContext
 from clue_models_llm.backend import Backend, Done, GenerateOptions, Memo, Prompting, ScoreRequest
+from clue_models_llm.backends.openai_likelihood import (
+    PROBE_PROMPT,
+    PROBE_PROMPTS,
+    PROBE_REQUEST,
+    SHAPE_ERRORS,
+    likelihood_body,
+    lists_refused,
+    parse_likelihood,
+    parse_split,
+    probe,
+    single_bodies,
+)
 from clue_models_llm.client import RequestRefused, ServerClient, server_url, usage_of
-from clue_models_llm.entries import generation_ok, likelihood_ok, probe_ok
+from clue_models_llm.entries import generation_ok, likelihood_ok
 from clue_models_llm.prompts import Message
 
 #: How a chat prompt travels from the renderer to the request: JSON behind this mark.
 CHAT_MARK = "\u0000chat:"
-#: The probe's prompt: short, and any tokenizer splits it into more than one token.
-PROBE_PROMPT = "你好，世界"
-#: What reading an answer of an unexpected shape raises (a field missing, a text that is a number, a count
-#: of 1e400 that no integer holds…).
-SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError, ArithmeticError)
+
+__all__ = ["CHAT_MARK", "PROBE_PROMPT", "PROBE_PROMPTS", "OpenAIBackend", "chat_prompt", "likelihood_body",
+           "parse_generation", "parse_likelihood"]
 
 
 def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
@@ -51,59 +61,6 @@ def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] 
     if tools:
         payload["tools"] = list(tools)
     return CHAT_MARK + json.dumps(payload, ensure_ascii=False)
-
-
-def likelihood_body(question: ScoreRequest) -> dict[str, Any]:
-    return {"prompt": [question.prompt + choice for choice in question.choices], "max_tokens": 1,
-            "temperature": 0, "echo": True, "logprobs": 1}
-
-
-def _spans(offsets: Sequence[int], length: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of every token from its offset and the next token's."""
-    return [(start, offsets[i + 1] if i + 1 < len(offsets) else length) for i, start in enumerate(offsets)]
-
-
-def parse_likelihood(response: Any, question: ScoreRequest) -> dict[str, Any]:
-    """The local scorer's entry (``logprobs``, ``tokens``, ``prefix_*``) from an echoed completion."""
-    choices = sorted(response.choices, key=lambda c: c.index)
-    if len(choices) != len(question.choices):
-        raise ClueError(f"the server answered {len(choices)} of {len(question.choices)} prompts of one request")
-    rows = []
-    for choice, continuation in zip(choices, question.choices):
-        whole = question.prompt + continuation
-        logprobs = choice.logprobs
-        offsets = getattr(logprobs, "text_offset", None) if logprobs is not None else None
-        values = getattr(logprobs, "token_logprobs", None) if logprobs is not None else None
-        if not offsets or values is None or len(offsets) != len(values):
-            raise ClueError("the server's completions did not echo the prompt's token log-probabilities "
-                            "(echo + logprobs); score with --set mode=generate")
-        spans = _spans(list(offsets), len(choice.text or ""))
-        inside = [i for i, (start, _) in enumerate(spans) if start < len(whole)]  # the generated token is not
-        prompt_part = sum(1 for i in inside if spans[i][1] <= len(question.prompt))
-        rows.append((list(values[:len(inside)]), prompt_part))
-    shared = min(min(part for _, part in rows), min(len(values) for values, _ in rows) - 1)
-    shared = max(shared, 0)
-    first, _ = rows[0]
-    prefix = [v for v in first[:shared] if v is not None]
-    logprobs, tokens = [], []
-    for values, _ in rows:
-        continuation = values[shared:]
-        logprobs.append(float(sum(v for v in continuation if v is not None)))
-        tokens.append(sum(1 for v in continuation if v is not None))
-    return {"logprobs": logprobs, "tokens": tokens, "prefix_logprob": float(sum(prefix)),
-            "prefix_tokens": len(prefix), "usage": usage_of(response)}
-
-
-def probe_answer(response: Any) -> dict[str, Any]:
-    """What the probe's answer says: whether the prompt came back with its token log-probabilities."""
-    choice = response.choices[0] if response.choices else None
-    logprobs = choice.logprobs if choice is not None else None
-    values = getattr(logprobs, "token_logprobs", None) if logprobs is not None else None
-    offsets = getattr(logprobs, "text_offset", None) if logprobs is not None else None
-    echoed = bool(choice is not None and (choice.text or "").startswith(PROBE_PROMPT))
-    if echoed and values and offsets and len(values) == len(offsets):
-        return {"capable": True, "why": "the server echoes prompt log-probabilities"}
-    return {"capable": False, "why": "its completions ignore echo/logprobs (no prompt log-probabilities came back)"}
 
 
 def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callable[[Any], bool], response: Any,
@@ -170,6 +127,9 @@ class OpenAIBackend(Backend):
         self.name = name
         self.client: ServerClient | None = None
         self.chat = bool(self.values.get("chat"))
+        #: The server takes one prompt per completions request (found by the probe, or by a refused list).
+        self.one_prompt = False
+        self.memo: Memo | None = None
 
     # -- setting up -----------------------------------------------------------------------
 
@@ -205,25 +165,22 @@ class OpenAIBackend(Backend):
         return capable, why
 
     def _echoes_logprobs(self, memo: Memo) -> tuple[bool, str]:
-        """Whether completions echo prompt log-probabilities: asked once, a real answer remembered."""
+        """Whether completions echo prompt log-probabilities, and in which shape: asked once, remembered."""
         client = self._client()
-        request = {"kind": "probe", "probe": "echo+logprobs"}
-        known = memo.recall(request, probe_ok)
-        if known is None:
-            body = {"prompt": PROBE_PROMPT, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
-            try:
-                response = client.call("completions", body)
-            except RequestRefused as exc:
-                if exc.unserved or exc.status not in (400, 404, 422):
-                    raise  # not serving the model says nothing of echo: the run cannot go on anyway
-                # not remembered: a refusal may be the server's passing state (a model loading, a proxy)
-                return False, f"its completions endpoint refuses echo + logprobs ({exc.status})"
-            if not getattr(response, "choices", None):
-                # an answer with nothing in it says nothing of echo either: not remembered, like a refusal
-                return False, "its completions answered the probe with no choices"
-            known = read_answer(client.where(), probe_answer, probe_ok, response)
-            memo.remember(request, known)
+        known = probe(client, memo, lambda parse, valid, response: read_answer(client.where(), parse, valid, response))
+        self.memo = memo
+        if known["capable"] and known["one_prompt"]:
+            self._one_prompt_per_request()
         return bool(known["capable"]), str(known["why"])
+
+    def _one_prompt_per_request(self, why: str = "") -> None:
+        """Score each choice in its own request from now on, and say so once."""
+        if self.one_prompt:
+            return
+        self.one_prompt = True
+        client = self._client()
+        client.echo(f"{self.name}: {client.base_url} takes one prompt per request{why}: each choice is scored in "
+                    f"its own request, {client.concurrency} in flight")
 
     def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
         """Plain text, or chat messages carried in the prompt for the server to apply its own template."""
@@ -234,15 +191,52 @@ class OpenAIBackend(Backend):
     # -- computing ------------------------------------------------------------------------
 
     def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
-        """One completions request per example (the prompt's statistics always come back, so ``ppl`` is free)."""
+        """One completions request per example, or per choice (the prompt's statistics always come back: ``ppl``
+        is free). A list refused before any answer arrived switches to one request per choice."""
+        if self.one_prompt:
+            self._score_split(requests, done)
+            return
         client = self._client()
         where = client.where()
-        for index, response in client.map("completions", [likelihood_body(r) for r in requests]):
-            request = requests[index]
-            size = len(request.choices)
-            entry = read_answer(where, parse_likelihood, lambda e, size=size: likelihood_ok(e, size, True),
-                                response, request)
-            done({index: entry})
+        answered: set[int] = set()
+        try:
+            for index, response in client.map("completions", [likelihood_body(r) for r in requests]):
+                request = requests[index]
+                size = len(request.choices)
+                entry = read_answer(where, parse_likelihood, lambda e, size=size: likelihood_ok(e, size, True),
+                                    response, request)
+                done({index: entry})
+                answered.add(index)
+        except RequestRefused as exc:
+            if answered or not lists_refused(exc) or all(len(r.choices) < 2 for r in requests):
+                raise
+            client.resume()
+            self._one_prompt_per_request(f" (a list of prompts is refused: {exc.status})")
+            if self.memo is not None:
+                self.memo.remember(PROBE_REQUEST, {"capable": True, "one_prompt": True, "why": "the server echoes "
+                                                   "prompt log-probabilities, one prompt per request (a list of "
+                                                   f"prompts was refused while scoring: {exc.status})"})
+            self._score_split(requests, done)
+
+    def _score_split(self, requests: Sequence[ScoreRequest], done: Done) -> None:
+        """Every choice in its own request, all through the client's concurrency; an example is reported when
+        its last choice is answered."""
+        client = self._client()
+        where = client.where()
+        owners = [(index, slot) for index, request in enumerate(requests) for slot in range(len(request.choices))]
+        bodies = [body for request in requests for body in single_bodies(request)]
+        waiting: dict[int, list[Any]] = {index: [None] * len(r.choices) for index, r in enumerate(requests)}
+        for position, response in client.map("completions", bodies):
+            index, slot = owners[position]
+            got = waiting[index]
+            got[slot] = response
+            if all(answer is not None for answer in got):
+                request = requests[index]
+                size = len(request.choices)
+                entry = read_answer(where, parse_split, lambda e, size=size: likelihood_ok(e, size, True), got,
+                                    request)
+                del waiting[index]
+                done({index: entry})
 
     def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
         """Completions, or chat completions for chat prompts; the server keeps its own thinking budget."""
