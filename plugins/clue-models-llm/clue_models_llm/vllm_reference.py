@@ -151,7 +151,7 @@ class LLM:
             raise ValueError(f"prompt of {len(ids)} tokens is longer than max_model_len")
         caching = self.options.get("enable_prefix_caching", True)
         cached = self.cache.hit(ids) if caching and not params.skip_reading_prefix_cache else 0
-        prompt_logprobs = None
+        prompt_logprobs, table = None, None
         if params.prompt_logprobs is not None:
             table = self._logprobs(ids)
             prompt_logprobs = [None]
@@ -165,17 +165,18 @@ class LLM:
                 prompt_logprobs.append(entry)
         if caching:
             self.cache.store(ids)
-        completion = self._complete(ids, params)
+        completion = self._complete(ids, params, None if table is None else table[-1])
         return RequestOutput(request_id, None, list(ids), prompt_logprobs, [completion], True,
                              num_cached_tokens=cached)
 
-    def _complete(self, ids: list[int], params: SamplingParams) -> CompletionOutput:
+    def _complete(self, ids: list[int], params: SamplingParams, first: torch.Tensor | None) -> CompletionOutput:
+        """Decode after ``ids`` (``first``: the next token's log-probabilities, when already computed)."""
         eos = self.tokenizer.eos_token_id
         generator = torch.Generator().manual_seed(params.seed) if params.seed is not None else None
         written: list[int] = []
         text, finish, reason = "", "length", None
         while len(written) < params.max_tokens:
-            row = self._logprobs(ids + written)[-1]
+            row = first if first is not None and not written else self._logprobs(ids + written)[-1]
             if params.temperature <= 0:
                 token = int(row.argmax())
             else:
