@@ -142,7 +142,8 @@ class Bench:
         # as the Trainer arms' set-up is not
         train = Timed(state["train_runtime"], state["train_examples"], Shapes(list(shapes.batches)), others,
                       losses=[float(loss) for loss in losses], step_ends=step_ends)
-        return Trained(train, lambda: timed_prediction(lambda: learner.predict(self.dev), shapes, self.accuracy))
+        return Trained(train, lambda: timed_prediction(lambda: learner.predict(self.dev), shapes, self.accuracy),
+                       learner)
 
     def train_arm(self, arm: str, output: Path, **overrides: Any) -> Trained:
         if arm == "c":

@@ -171,6 +171,8 @@ class Trained:
 
     train: Timed
     predict: Callable[[], Timed]
+    #: clue-core only: the trained learner (for benchmarks/profile_predict.py)
+    learner: Any = None
 
 
 def timed_prediction(predict: Callable[[], Sequence[Prediction]], shapes: Shapes, score: Callable[..., float]

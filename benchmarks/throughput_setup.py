@@ -94,7 +94,7 @@ def hf_tiny_learner(task: TaskSpec, values: Mapping[str, Any]) -> Any:
     declared = merge_declarations(spec.settings, f"model {spec.name}")
     layers = [*plugin_layers(task, spec, spec.name), Layer("benchmark", dict(values), user=True)]
     settings = resolve(declared, layers)
-    return resolve_ref(spec.factory)(None, task, settings.only(spec.settings))
+    return resolve_ref(spec.factory)(None, task, settings.values_for(spec.settings))
 
 
 @contextmanager

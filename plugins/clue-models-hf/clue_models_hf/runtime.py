@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader
 from clue_core.plugin import ClueError
 from clue_models_hf.batching import Collator
 from clue_models_hf.encoding import Features
+from clue_models_hf.first_token import first_token_only
 from clue_models_hf.heads import forward
 from clue_models_hf.settings import Settings
 
@@ -94,7 +95,8 @@ def infer(accelerator: Any, model: Any, features: Features, collator: Collator, 
     Features are sorted by length so batches pad little; each process runs its shard,
     and ``gather_for_metrics`` drops the samples Accelerate repeated to even out the last
     batch, so every feature counts exactly once. Indices travel with the outputs, so the
-    result never depends on how batches were spread over processes.
+    result never depends on how batches were spread over processes. A classifier computes
+    its last layer for the first token only (:mod:`clue_models_hf.first_token`).
     """
     if not len(features):
         return []
@@ -105,7 +107,9 @@ def infer(accelerator: Any, model: Any, features: Features, collator: Collator, 
     results: dict[int, tuple[np.ndarray, ...]] = {}
     was_training = model.training
     model.eval()
-    with torch.no_grad():
+    # no_grad, not inference_mode: a module that caches a tensor made here (rotary tables) would hand
+    # an inference tensor to the next training step, which autograd refuses
+    with torch.no_grad(), first_token_only(accelerator.unwrap_model(model), kind):
         for batch in loader:
             _, outputs = forward(model, batch, kind, with_loss=False)
             padded = [accelerator.pad_across_processes(o.contiguous(), dim=1, pad_index=PAD_SCORE) for o in outputs]
