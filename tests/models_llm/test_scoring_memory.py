@@ -109,3 +109,26 @@ def test_sliding_window_repeated_rows_equal_separate_scores() -> None:
     requests = many_choices(random.Random(6), 300, examples=4, choices=5)
     check_against_separate(model, requests, LikelihoodScorer(model, batch_size=4, tree=False).score(requests),
                            prefix_stats=False)
+
+
+@pytest.mark.parametrize("window", [0, 16])
+def test_an_instruction_every_prompt_shares_runs_once(monkeypatch, window) -> None:
+    """IFLYTEK's shape: a long instruction, then each question's own text; with and without a sliding window."""
+    model = tiny_gemma(window=window) if window else tiny_model(["天地玄黄宇宙洪荒"])[0]
+    vocab = model.get_output_embeddings().weight.shape[0]
+    rng = random.Random(9)
+    instruction = tuple(rng.randrange(5, vocab) for _ in range(80))
+    requests = [ChoiceRequest(instruction + tuple(rng.randrange(5, vocab) for _ in range(rng.randint(1, 12))),
+                              tuple(tuple(rng.randrange(5, vocab) for _ in range(rng.randint(1, 4)))
+                                    for _ in range(30))) for _ in range(5)]
+    scorer = LikelihoodScorer(model, batch_size=2, tree=True)
+    assert scorer.shared_prefix(requests) == 80
+    passes = []
+    real_base = LikelihoodScorer._base
+    monkeypatch.setattr(LikelihoodScorer, "_base", lambda self, tokens: passes.append(len(tokens))
+                        or real_base(self, tokens))
+    monkeypatch.setattr(LikelihoodScorer, "score_batch", None)  # not the padded batches
+    reported = []
+    scored = scorer.score(requests, done=lambda batch, _: reported.append(batch))
+    assert passes == [80] and reported == [[0, 1], [2, 3], [4]]
+    check_against_separate(model, requests, scored, prefix_stats=False)

@@ -22,6 +22,7 @@ pass then keeps all its logits (an ``ppl`` run is slower).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ from clue_models_llm.runtime import input_device, left_padded, new_cache, right_
 
 #: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
 LOGIT_BUDGET = 1 << 27
+#: Tokens all prompts of a call must share for them to run once (:meth:`LikelihoodScorer.shared_prefix`).
+SHARED_MIN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,13 +182,52 @@ class LikelihoodScorer:
               | None = None) -> list[ChoiceScores]:
         """Scores of every request, in request order; ``done(indices, scores)`` after each batch."""
         results: list[ChoiceScores | None] = [None] * len(requests)
-        for batch in self.batches(requests):
-            scored = self.score_batch([requests[i] for i in batch])
+        shared = self.shared_prefix(requests)
+        if shared:
+            base = self._base(requests[0].prefix[:shared])
+            batches = [list(range(i, min(i + self.batch_size, len(requests))))
+                       for i in range(0, len(requests), self.batch_size)]
+        for batch in batches if shared else self.batches(requests):
+            if shared:
+                scored = [self._score_after(base, shared, requests[i]) for i in batch]
+            else:
+                scored = self.score_batch([requests[i] for i in batch])
             for i, result in zip(batch, scored):
                 results[i] = result
             if done is not None:
                 done(batch, scored)
         return results  # type: ignore[return-value]
+
+    def shared_prefix(self, requests: Sequence[ChoiceRequest]) -> int:
+        """Tokens every request's prefix begins with, where that is worth a pass of its own (else 0).
+
+        An instruction every question repeats (IFLYTEK's list of 119 labels) then runs once for
+        the whole call; each question continues from a copy of its cache, unpadded, so a
+        sliding-window layer sees exactly what it sees in a pass over that question alone.
+        """
+        if self.prefix_stats or len(requests) < 2:
+            return 0
+        first = requests[0].prefix
+        shared = min(min(common_prefix(first, r.prefix) for r in requests), min(len(r.prefix) for r in requests) - 1)
+        return shared if shared >= SHARED_MIN else 0
+
+    @torch.inference_mode()
+    def _base(self, tokens: Sequence[int]) -> Any:
+        ids = torch.tensor([list(tokens)], device=self.device)
+        cache = new_cache(self.model)
+        self.head.run(ids, torch.ones_like(ids), torch.arange(len(tokens), device=self.device).unsqueeze(0), cache)
+        return cache
+
+    @torch.inference_mode()
+    def _score_after(self, base: Any, shared: int, request: ChoiceRequest) -> ChoiceScores:
+        """One request continued from a copy of the shared prefix's cache."""
+        cache = copy.deepcopy(base)
+        total = len(request.prefix)
+        ids = torch.tensor([list(request.prefix[shared:])], device=self.device)
+        mask = torch.ones((1, total), dtype=torch.long, device=self.device)
+        positions = torch.arange(shared, total, device=self.device).unsqueeze(0)
+        states = self.head.run(ids, mask, positions, cache, last_only=True)
+        return self._continue([request], states[:, -1, :], cache, mask, [None], [None])[0]
 
     @torch.inference_mode()
     def score_batch(self, requests: Sequence[ChoiceRequest]) -> list[ChoiceScores]:
@@ -205,13 +247,19 @@ class LikelihoodScorer:
             prefix_counts = [int(c) for c in valid.sum(-1).cpu()]
         last = states[:, -1, :]
         del states
+        return self._continue(requests, last, cache, mask, prefix_sums, prefix_counts)
+
+    def _continue(self, requests: Sequence[ChoiceRequest], last: torch.Tensor, cache: Any, mask: torch.Tensor,
+                  prefix_sums: Sequence[float | None], prefix_counts: Sequence[int | None]) -> list[ChoiceScores]:
+        """Every choice scored after its prompt: the first token from ``last``, the rest against ``cache``."""
         owners: list[int] = []
         rows: list[tuple[int, ...]] = []
         for b, request in enumerate(requests):
             for continuation in request.continuations:
                 owners.append(b)
                 rows.append(continuation)
-        first_scores = head.picked(last, torch.tensor(owners), torch.tensor([row[0] for row in rows]), self.observe)
+        first_scores = self.head.picked(last, torch.tensor(owners), torch.tensor([row[0] for row in rows]),
+                                        self.observe)
         if max(len(row) for row in rows) > 1:
             rest = None
             if self.tree:
