@@ -82,6 +82,7 @@
   }
   function disagreements(state) {
     var a = state.disagree[0], b = state.disagree[1], found = [];
+    found.common = 0;  // the examples both answered (that the task, gold and text filters keep)
     Object.keys(sources).forEach(function (key) {
       var first = data.runs.filter(function (run) { return run.source === key && isModel(run, a); })[0];
       var second = data.runs.filter(function (run) { return run.source === key && isModel(run, b); })[0];
@@ -91,7 +92,9 @@
       first.items.forEach(function (item) {
         var other = theirs.get(item.id);
         var row = { run: first, other: second, item: item, second: other, example: sources[key].byId.get(item.id) || null };
-        if (other && other.p !== item.p && keep(state, row)) { found.push(row); }
+        if (!other || !keep(state, row)) { return; }
+        found.common += 1;
+        if (other.p !== item.p) { found.push(row); }
       });
     });
     return found;
@@ -138,11 +141,34 @@
     var total = exps.reduce(function (x, y) { return x + y; }, 0);
     return exps.map(function (e) { return e / total; });
   }
-  function bars(parent, source, example, scores) {
+  var MAX_BARS = 10;
+  // all the bars up to MAX_BARS; beyond, the highest scores, gold's and the prediction's, highest first
+  function chosenBars(scores, marked) {
+    var order = scores.map(function (s, i) { return i; });
+    if (scores.length <= MAX_BARS) { return order; }
+    order.sort(function (x, y) { return scores[y] - scores[x] || x - y; });
+    var chosen = {}, size = 0;
+    function add(i) { if (!chosen[i] && i >= 0 && i < scores.length) { chosen[i] = true; size += 1; } }
+    order.slice(0, MAX_BARS - 2).forEach(add);
+    marked.forEach(add);
+    order.forEach(function (i) { if (size < MAX_BARS) { add(i); } });
+    return order.filter(function (i) { return chosen[i]; });
+  }
+  function bars(parent, source, example, item) {
+    var scores = item.scores, choices = !!(example && example.choices && example.choices.length);
     var div = el('div', 'ex-scores'), share = shares(scores), labels = source.labels || [];
-    scores.forEach(function (score, i) {
-      var name = example && example.choices && example.choices.length ? (LETTERS.charAt(i) || String(i))
-        : (i < labels.length ? String(labels[i]) : String(i));
+    var names = scores.map(function (s, i) {
+      return choices ? (LETTERS.charAt(i) || String(i)) : (i < labels.length ? String(labels[i]) : String(i));
+    });
+    var marked = [];
+    [example ? example.g : null, item.p].forEach(function (value) {
+      if (value === null || value === undefined) { return; }
+      if (choices) { if (/^[0-9]+$/.test(value)) { marked.push(parseInt(value, 10)); } return; }
+      if (names.indexOf(value) >= 0) { marked.push(names.indexOf(value)); }
+    });
+    var chosen = chosenBars(scores, marked);
+    chosen.forEach(function (i) {
+      var score = scores[i], name = names[i];
       var row = el('div', 'ex-bar-row'), bar = el('span', 'ex-bar'), fill = el('span');
       fill.style.width = (100 * share[i]).toFixed(1) + '%';
       bar.appendChild(fill);
@@ -151,11 +177,14 @@
       row.appendChild(el('span', 'ex-bar-num', score.toFixed(3)));
       div.appendChild(row);
     });
+    if (scores.length > chosen.length) {
+      div.appendChild(el('div', 'ex-bar-more', (scores.length - chosen.length) + ' more ' + (choices ? 'choices' : 'labels')));
+    }
     parent.appendChild(div);
   }
   function answer(td, source, example, item) {
     td.appendChild(el('div', 'ex-p', item.pred !== undefined ? item.pred : (item.p === null ? '—' : item.p)));
-    if (item.scores) { bars(td, source, example, item.scores); }
+    if (item.scores) { bars(td, source, example, item); }
     if (item.said !== undefined) {
       var said = el('div', 'ex-said');
       said.appendChild(el('small', '', 'generated:'));
@@ -202,6 +231,19 @@
     names.forEach(function (name) { head.appendChild(el('th', '', name)); });
   }
 
+  // a select shows the link's value even where it is none of its options (a model's name, a stray label),
+  // so the form says what the rows are filtered by and its next change keeps it
+  function choose(select, value) {
+    value = value || '';
+    var found = false;
+    for (var i = 0; i < select.options.length; i += 1) { if (select.options[i].value === value) { found = true; } }
+    if (!found) {
+      var option = el('option', 'ex-stray', value);
+      option.value = value;
+      select.appendChild(option);
+    }
+    select.value = value;
+  }
   function options(select, values, first) {
     var current = select.value;
     while (select.firstChild) { select.removeChild(select.firstChild); }
@@ -232,7 +274,11 @@
     var pair = state.disagree || [];
     var values = { task: state.task, model: state.model, wrong: state.wrong, gold: state.gold, pred: state.pred,
                    q: state.q, a: pair[0], b: pair[1] };
-    Object.keys(values).forEach(function (name) { form.elements[name].value = values[name] || ''; });
+    Object.keys(values).forEach(function (name) {
+      var field = form.elements[name];
+      if (name === 'q') { if (typing === null) { field.value = values.q || ''; } return; }  // not under the typist
+      choose(field, values[name]);
+    });
   }
   function fromForm() {
     var get = function (name) { return form.elements[name].value; };
@@ -256,10 +302,13 @@
     var runs = [];
     found.forEach(function (entry) { if (runs.indexOf(entry.run) < 0) { runs.push(entry.run); } });
     var left = runs.reduce(function (sum, run) { return sum + run.left_out; }, 0);
-    count.textContent = total + (pair ? ' examples where ' + state.disagree[0] + ' and ' + state.disagree[1]
-                                        + ' disagree' : ' rows') + (last > 1 ? ', page ' + page + ' of ' + last : '')
+    var what = !pair ? ' rows' : found.common ? ' of the ' + found.common + ' examples both answered, where '
+      + state.disagree[0] + ' and ' + state.disagree[1] + ' disagree'
+      : ' examples: ' + state.disagree[0] + ' and ' + state.disagree[1] + ' answered none in common';
+    count.textContent = total + what + (last > 1 ? ', page ' + page + ' of ' + last : '')
       + (left ? ' (' + left + ' examples of these runs left out: --examples)' : '');
     count.setAttribute('data-count', String(total));
+    if (pair) { count.setAttribute('data-common', String(found.common)); } else { count.removeAttribute('data-common'); }
     count.setAttribute('data-page', String(page));
     count.setAttribute('data-pages', String(last));
     while (pages.firstChild) { pages.removeChild(pages.firstChild); }
@@ -274,6 +323,7 @@
     sync(state);
   }
 
+  var typing = null;  // the pending search of the text box, while someone types
   var state = location.hash.indexOf('=') >= 0 ? parse(location.hash) : {};
   form.hidden = false;
   render(state);
@@ -283,12 +333,25 @@
   count.setAttribute('data-height', String(document.documentElement.scrollHeight));
   if (Object.keys(state).length) { section.scrollIntoView(); }
   window.addEventListener('hashchange', function () {
-    if (location.hash.indexOf('=') < 0) { return; }  // a plain anchor (#runs) keeps the filters
+    // a plain anchor (#runs) keeps the filters; no fragment at all (back to the page as opened) is none
+    if (location.hash.replace(/^#/, '') !== '' && location.hash.indexOf('=') < 0) { return; }
     state = parse(location.hash);
     render(state);
   });
-  var typing = null;
-  function apply() { location.hash = fragment(fromForm()); }
+  function apply() {
+    clearTimeout(typing);
+    typing = null;
+    location.hash = fragment(fromForm());
+  }
+  // typing searches once the typist pauses: a new search is one history entry, its later pauses replace it
+  function search() {
+    typing = null;
+    var next = fromForm();
+    if (!state.q || !history.replaceState) { location.hash = fragment(next); return; }
+    state = next;
+    history.replaceState(null, '', fragment(state));
+    render(state);
+  }
   form.addEventListener('change', apply);
-  form.elements.q.addEventListener('input', function () { clearTimeout(typing); typing = setTimeout(apply, 300); });
+  form.elements.q.addEventListener('input', function () { clearTimeout(typing); typing = setTimeout(search, 300); });
 }());

@@ -8,8 +8,11 @@ themselves are what the report already read and re-scored for the intervals
 (:mod:`clue_report.scored`); :func:`clue_report.build.build_report` hands them over through
 :data:`FEED` for the time its sections are built, so the dev data is read once, not twice.
 
-The inputs of a task's examples are stored once per set of dev examples (``sources``: the same
-ids, texts and gold), however many runs answered them; each run's ``items`` hold the answers.
+The inputs of a task's examples are stored once per set of dev examples (``sources``: runs whose
+examples under the same ids have the same texts and gold share one, whichever and however many
+examples each answered), so two of them can be set side by side; each run's ``items`` hold the answers.
+A run whose examples can be neither read again nor rebuilt from its records (an open question whose
+dev data is gone) is still shown, from its records: ids, gold, answers, no inputs.
 Ids are text, so the page's script keeps the data's order (``{"0": …}`` keys would be
 reordered as numbers).
 """
@@ -26,7 +29,7 @@ from typing import Any
 
 from clue_core.plugin import CLASSIFICATION, TaskSpec
 from clue_report.collect import Run
-from clue_report.explorer_items import describe, item_of
+from clue_report.explorer_items import describe, item_of, unread
 from clue_report.scored import Scored
 
 #: ``clue-core report --examples N``'s default: the examples shown per run (the rest are counted).
@@ -85,10 +88,52 @@ def _confusion(entry: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _source_key(task: str, described: Sequence[Mapping[str, Any]]) -> str:
-    """Runs that answered the same examples (same ids, texts and gold, in order) share their inputs, and
-    two of them can be set side by side: the key is a digest of what is shown of them."""
+    """A name for a set of dev examples: the task and a digest of what is shown of its first run's."""
     digest = hashlib.sha256(json.dumps(described, ensure_ascii=False, sort_keys=True).encode("utf-8"))
     return f"{task} · dev {digest.hexdigest()[:12]}"
+
+
+def _source_for(sources: dict[str, dict[str, Any]], task: TaskSpec, task_name: str, from_data: bool,
+                described: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The set of examples a run's answers join: the first of its task whose examples with the run's ids
+    are the run's (same texts and gold), so runs on the same dev data share one however many examples
+    each answered (a ``--limit`` run, another ``--examples`` cap) and can be set side by side; else a new one."""
+    for source in sources.values():
+        if source["task"] != task_name:
+            continue
+        by_id = source["by_id"]
+        if all(by_id.get(example["id"], example) == example for example in described):
+            return source
+    key = _source_key(task_name, described)
+    while key in sources:  # the same examples in another order: a name of its own
+        key += "'"
+    sources[key] = {"key": key, "task": task_name, "kind": task.kind, "labels": list(task.labels),
+                    "from_data": from_data, "examples": [], "by_id": {}}
+    return sources[key]
+
+
+def _answers(feed: Feed, entry: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int] | None:
+    """A run's shown examples (as :func:`describe` writes them), its answers to them, and how many it has.
+    A run whose examples could be neither read nor rebuilt (an open question whose data is gone) is shown
+    from its records: the ids, gold and answers, no inputs."""
+    fed = feed.runs.get(entry["id"])
+    if fed is None:
+        return None
+    task, run, scored = fed
+    records = run.records or []
+    metric = entry["primary_metric"]
+    if scored.examples:
+        shown = min(feed.limit, len(scored.examples))
+        described = [describe(task, example, scored.from_data) for example in scored.examples[:shown]]
+        items = [item_of(task, example, records[index], scored, index, metric)
+                 for index, example in enumerate(scored.examples[:shown])]
+        return described, items, len(scored.examples)
+    if not records:
+        return None
+    shown = min(feed.limit, len(records))
+    return ([unread(record) for record in records[:shown]],
+            [item_of(task, None, record, None, index, metric) for index, record in enumerate(records[:shown])],
+            len(records))
 
 
 def build(files: Sequence[Any], report: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
@@ -98,33 +143,27 @@ def build(files: Sequence[Any], report: dict[str, Any]) -> tuple[dict[str, Any] 
         return None, []
     labels = run_labels(report)
     sources: dict[str, dict[str, Any]] = {}
-    seen: dict[str, set[str]] = {}
     runs = []
     for entry in report["runs"]:
-        fed = feed.runs.get(entry["id"])
-        if fed is None or not fed[2].examples:
+        answered = _answers(feed, entry)
+        if answered is None:
             continue
-        task, run, scored = fed
-        shown = min(feed.limit, len(scored.examples))
-        described = [describe(task, example, scored.from_data) for example in scored.examples[:shown]]
-        key = _source_key(entry["task"], described)
-        source = sources.setdefault(key, {"key": key, "task": entry["task"], "kind": task.kind,
-                                          "labels": list(task.labels), "from_data": scored.from_data,
-                                          "examples": []})
-        ids = seen.setdefault(key, set())
-        items = []
-        for index, example in enumerate(scored.examples[:shown]):
-            if described[index]["id"] not in ids:
-                ids.add(described[index]["id"])
-                source["examples"].append(described[index])
-            items.append(item_of(task, example, (run.records or [])[index], scored, index, entry["primary_metric"]))
+        described, items, total = answered
+        task = feed.runs[entry["id"]][0]
+        source = _source_for(sources, task, entry["task"], feed.runs[entry["id"]][2].from_data, described)
+        for example in described:
+            if example["id"] not in source["by_id"]:
+                source["by_id"][example["id"]] = example
+                source["examples"].append(example)
         data = {"run": entry["id"], "task": entry["task"], "model": entry["model"], "label": labels[entry["id"]],
-                "source": key, "metric": entry["primary_metric"], "total": len(scored.examples), "shown": shown,
-                "left_out": len(scored.examples) - shown, "items": items}
+                "source": source["key"], "metric": entry["primary_metric"], "total": total, "shown": len(items),
+                "left_out": total - len(items), "items": items}
         confusion = _confusion(entry) if task.kind == CLASSIFICATION else None
         if confusion:
             data["confusion"] = confusion
         runs.append(data)
+    for source in sources.values():
+        del source["by_id"]
     if not runs:
         return None, []
     warnings = []

@@ -24,6 +24,9 @@ from clue_report.kit import escape, table
 #: Confusion tables are drawn up to this many labels (IFLYTEK's 119 get their most confused cells only).
 MAX_TABLE_LABELS = 20
 TOP_CELLS = 10
+#: Per-label bars drawn per answer; beyond it (IFLYTEK's 119 labels) the highest scores, gold's and the
+#: prediction's are drawn and the rest counted, so a row stays a row.
+MAX_BARS = 10
 NONE = "(none)"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -87,11 +90,46 @@ def _score_names(source: Mapping[str, Any], example: Mapping[str, Any] | None, c
     return [str(labels[i]) if i < len(labels) else str(i) for i in range(count)]
 
 
-def _bars(source: Mapping[str, Any], example: Mapping[str, Any] | None, scores: Sequence[float]) -> str:
+def bar_indices(scores: Sequence[float], marked: Sequence[int]) -> list[int]:
+    """The scores drawn as bars: all of them up to :data:`MAX_BARS`; beyond, the highest ones and the
+    ``marked`` (gold's, the prediction's), highest first. The page's script picks the same."""
+    if len(scores) <= MAX_BARS:
+        return list(range(len(scores)))
+    top = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    chosen = set(top[:MAX_BARS - 2]) | {i for i in marked if 0 <= i < len(scores)}
+    for index in top:
+        if len(chosen) >= MAX_BARS:
+            break
+        chosen.add(index)
+    return [i for i in top if i in chosen]
+
+
+def _marked(names: Sequence[str], example: Mapping[str, Any] | None, item: Mapping[str, Any]) -> list[int]:
+    """The bars of gold and of the prediction: a label's position, or a choice's index."""
+    choices = bool(example and example.get("choices"))
+    found = []
+    for value in ((example or {}).get("g"), item.get("p")):
+        if value is None:
+            continue
+        if choices:
+            found += [int(value)] if value.isdigit() else []
+        elif value in names:
+            found.append(names.index(value))
+    return found
+
+
+def _bars(source: Mapping[str, Any], example: Mapping[str, Any] | None, item: Mapping[str, Any]) -> str:
+    scores = item["scores"]
     names = _score_names(source, example, len(scores))
-    rows = [f"<div class='ex-bar-row'><span class='ex-bar-name'>{escape(name)}</span><span class='ex-bar'>"
-            f"<span style='width:{100 * share:.1f}%'></span></span><span class='ex-bar-num'>{score:.3f}</span></div>"
-            for name, share, score in zip(names, shares(scores), scores)]
+    share = shares(scores)
+    chosen = bar_indices(scores, _marked(names, example, item))
+    rows = [f"<div class='ex-bar-row'><span class='ex-bar-name'>{escape(names[i])}</span><span class='ex-bar'>"
+            f"<span style='width:{100 * share[i]:.1f}%'></span></span><span class='ex-bar-num'>{scores[i]:.3f}"
+            "</span></div>" for i in chosen]
+    more = len(scores) - len(chosen)
+    if more:
+        kind = "choices" if example and example.get("choices") else "labels"
+        rows.append(f"<div class='ex-bar-more'>{more} more {kind}</div>")
     return "<div class='ex-scores'>" + "".join(rows) + "</div>"
 
 
@@ -100,7 +138,7 @@ def answer(source: Mapping[str, Any], example: Mapping[str, Any] | None, item: M
     shown = item.get("pred", item["p"] if item["p"] is not None else "—")
     parts = [f"<div class='ex-p'>{escape(shown)}</div>"]
     if item.get("scores"):
-        parts.append(_bars(source, example, item["scores"]))
+        parts.append(_bars(source, example, item))
     if "said" in item:
         parts.append(f"<div class='ex-said'><small>generated:</small> {escape(item['said'])}</div>")
     if item.get("extracted") is False:

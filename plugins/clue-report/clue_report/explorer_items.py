@@ -29,6 +29,23 @@ GENERATION = 2000
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def clean(value: Any) -> Any:
+    """``value`` with every text made writable as UTF-8: a lone surrogate (``"\\ud800"`` in a JSON
+    file reads as one) becomes U+FFFD, a valid pair the character it stands for. One such text would
+    otherwise stop the whole report when the page is written."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    return value
+
+
 def _cut(text: str, width: int = GENERATION) -> str:
     return text if len(text) <= width else text[:width] + f"… ({len(text) - width} more characters)"
 
@@ -69,7 +86,15 @@ def describe(task: TaskSpec, example: Example, from_data: bool) -> dict[str, Any
                     gold=example.reference or "—", g=None)
     if not from_data:
         item["unread"] = True
-    return item
+    return clean(item)
+
+
+def unread(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An example known from its record alone (its dev data is gone and its kind cannot be rebuilt):
+    the id and the gold answer as the record has it."""
+    gold = record.get("gold")
+    shown = "—" if gold is None or gold == "" else " | ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
+    return clean({"id": str(record.get("id")), "gold": shown, "g": None, "unread": True})
 
 
 def generated(raw: Any) -> str | None:
@@ -92,9 +117,10 @@ def _prediction_key(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _correct(example: Example, record: Mapping[str, Any], scored: Scored, index: int, metric: str) -> bool | None:
-    values = scored.per_example.get(metric)
-    if values is not None and values[index] is not None:
+def _correct(example: Example | None, record: Mapping[str, Any], scored: Scored | None, index: int,
+             metric: str) -> bool | None:
+    values = scored.per_example.get(metric) if scored is not None else None
+    if values is not None and index < len(values) and values[index] is not None:
         return bool(values[index] >= 100.0)
     scoring = record.get("scoring")
     if isinstance(scoring, Mapping) and isinstance(scoring.get("passed"), bool):
@@ -120,11 +146,13 @@ def _scoring(item: dict[str, Any], scoring: Any) -> None:
         item["checker"] = _cut(scoring["reason"])
 
 
-def item_of(task: TaskSpec, example: Example, record: Mapping[str, Any], scored: Scored, index: int,
+def item_of(task: TaskSpec, example: Example | None, record: Mapping[str, Any], scored: Scored | None, index: int,
             metric: str) -> dict[str, Any]:
-    """One run's answer to ``example`` (``record`` is its line of predictions/dev.jsonl)."""
+    """One run's answer to ``example`` (``record`` is its line of predictions/dev.jsonl; ``example`` and
+    ``scored`` are ``None`` for a run whose examples could not be read nor rebuilt: the record alone)."""
     value = record.get("prediction")
-    item: dict[str, Any] = {"id": str(example.id), "p": _prediction_key(value),
+    item: dict[str, Any] = {"id": str(example.id if example is not None else record.get("id")),
+                            "p": _prediction_key(value),
                             "ok": _correct(example, record, scored, index, metric)}
     if isinstance(example, MultipleChoiceExample):
         item["pred"] = _choice(example, value)
@@ -140,4 +168,4 @@ def item_of(task: TaskSpec, example: Example, record: Mapping[str, Any], scored:
     if isinstance(raw, Mapping) and raw.get("extracted") is False:
         item["extracted"] = False
     _scoring(item, record.get("scoring"))
-    return item
+    return clean(item)
