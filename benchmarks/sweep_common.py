@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,15 +20,24 @@ def write_sweep(path: Path, text: str) -> Path:
     return path
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of every finished child process so far (the sweep and its workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_sweep(sweep: Path, *flags: str) -> tuple[float, dict[str, Any]]:
-    """Wall seconds of one whole ``clue-core sweep`` (start-up, workers, trials) into a fresh folder."""
+    """Wall seconds of one whole ``clue-core sweep`` (start-up, workers, trials) into a fresh folder;
+    the summary gets ``cpu_seconds``, what the command and its workers used (more CPU for the same
+    trials is work the executor added; less wall for the same CPU is parallelism)."""
     with tempfile.TemporaryDirectory(prefix="clue-sweep-bench-") as folder:
         env = {**os.environ, "CLUE_HOME": str(Path(folder) / "home")}
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds()
         subprocess.run([*CLI, "sweep", str(sweep), "-o", str(Path(folder) / "out"), *flags], check=True, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         seconds = time.perf_counter() - started
         summary = json.loads((Path(folder) / "out" / "summary.json").read_text(encoding="utf-8"))
+        summary["cpu_seconds"] = cpu_seconds() - cpu
     if summary["counts"]["complete"] != summary["counts"]["total"]:
         raise SystemExit(f"not every trial completed: {summary['counts']}")
     return seconds, summary
