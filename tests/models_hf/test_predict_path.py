@@ -95,3 +95,23 @@ def test_first_token_layer_stays_out_of_training_and_other_heads(learner) -> Non
         model.eval()
     with first_token_only(model, "span") as engaged:
         assert not engaged
+
+
+@pytest.mark.parametrize("max_length", [4, 9, 32, 128])
+def test_prefix_tokenization_equals_truncating_the_whole_text(max_length) -> None:
+    """Long texts tokenized as prefixes give exactly the ids and token types of the full texts
+    truncated: CJK, Latin words a prefix cuts in half, numbers, spaces, an over-long word
+    (one [UNK]), combining accents, empty and whole short texts."""
+    from clue_models_hf import tiny
+    from clue_models_hf.encoding import tokenize_singles
+
+    rng = random.Random(max_length)
+    pieces = ["天地玄黄", "hello", "world ", " ", "  ", "123", "4567.89", "，", "!", "İstanbul", "ﬁx", "e\u0301",
+              "x" * 120, "中文", "\u0301"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 120))) for _ in range(400)] + ["", "a"]
+    tokenizer = tiny.build_tokenizer([*texts[:100], "abcdefghijklmnopqrstuvwxyz"])
+    expected = tokenizer(texts, truncation=True, max_length=max_length, return_attention_mask=False)
+    ids, types = tokenize_singles(tokenizer, list(texts), max_length, True)
+    assert ids == expected["input_ids"]
+    assert types == expected["token_type_ids"]
+    assert sum(len(t) > max_length * 2 for t in texts) > 100  # most texts took the prefix route

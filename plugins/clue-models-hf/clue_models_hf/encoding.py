@@ -75,10 +75,13 @@ def encode_classification(
         chosen = examples if everything else [examples[i] for i in group]
         texts = [e.text for e in chosen]
         seconds = [e.text_pair for e in chosen] if paired else None
-        encoding = tokenizer(texts, seconds, truncation=True, max_length=max_length, return_attention_mask=False,
-                             return_token_type_ids=token_types)
-        ids = encoding["input_ids"]
-        types = encoding["token_type_ids"] if token_types and "token_type_ids" in encoding else None
+        if paired:
+            encoding = tokenizer(texts, seconds, truncation=True, max_length=max_length, return_attention_mask=False,
+                                 return_token_type_ids=token_types)
+            ids = encoding["input_ids"]
+            types = encoding["token_type_ids"] if token_types and "token_type_ids" in encoding else None
+        else:
+            ids, types = tokenize_singles(tokenizer, texts, max_length, token_types)
         for position, i in enumerate(range(len(examples)) if everything else group):
             item = items[i]
             item["input_ids"] = ids[position]
@@ -88,6 +91,67 @@ def encode_classification(
         for item, label in zip(items, labels):
             item["label"] = label
     return Features(items, [len(item["input_ids"]) for item in items], list(range(len(items))))
+
+
+#: characters of a long text tokenized at first, per token it can keep (CJK: one per token), plus a margin
+PREFIX_CHARS_PER_TOKEN = 1.25
+PREFIX_MARGIN = 16
+
+
+def tokenize_singles(tokenizer: Any, texts: list[str], max_length: int, token_types: bool
+                     ) -> tuple[list[list[int]], list[list[int]] | None]:
+    """``tokenizer(texts, truncation=True, max_length=max_length)``'s ids (and token types), without
+    tokenizing the part of a long text that truncation throws away.
+
+    An IFLYTEK text averages 290 characters and keeps 126 tokens: most of the tokenizer's time
+    went on the rest. A text longer than its share of characters is tokenized as a prefix,
+    to one token more than it keeps; where that extra token starts a later word than the last
+    kept one, every kept word lay whole inside the prefix, and pre-tokenization and word
+    pieces of a word depend on that word alone, so the kept tokens are the full text's. The
+    extra token is dropped. Any other prefix (a word cut at its end, too few tokens: Latin
+    text) is tokenized again in full, as is everything a slow or left-truncating tokenizer sees.
+    """
+    plain = {"truncation": True, "return_attention_mask": False, "return_token_type_ids": token_types}
+    keep = max_length - tokenizer.num_special_tokens_to_add(pair=False)
+    budget = int(PREFIX_CHARS_PER_TOKEN * (keep + 1)) + PREFIX_MARGIN
+    cut = [i for i, text in enumerate(texts) if len(text) > budget]
+    if not cut or keep < 1 or not getattr(tokenizer, "is_fast", False) or tokenizer.truncation_side != "right":
+        encoding = tokenizer(texts, max_length=max_length, **plain)
+        return encoding["input_ids"], encoding.get("token_type_ids") if token_types else None
+    encoding = tokenizer([text[:budget] if len(text) > budget else text for text in texts], max_length=max_length + 1,
+                         **plain)
+    ids = encoding["input_ids"]
+    types = encoding.get("token_type_ids") if token_types else None
+    again = []
+    for i in range(len(texts)):
+        was_cut = len(texts[i]) > budget
+        if len(ids[i]) <= max_length:  # within max_length: the whole text, or a prefix of too few tokens
+            if was_cut:
+                again.append(i)
+            continue
+        words = encoding.word_ids(i)
+        extra = _last_content(words, len(words) - 1)
+        last = _last_content(words, extra - 1)
+        if was_cut and words[last] == words[extra]:
+            again.append(i)
+            continue
+        ids[i] = ids[i][:extra] + ids[i][extra + 1:]
+        if types is not None:
+            types[i] = types[i][:extra] + types[i][extra + 1:]
+    if again:
+        redo = tokenizer([texts[i] for i in again], max_length=max_length, **plain)
+        for position, i in enumerate(again):
+            ids[i] = redo["input_ids"][position]
+            if types is not None:
+                types[i] = redo["token_type_ids"][position]
+    return ids, types
+
+
+def _last_content(words: list[int | None], position: int) -> int:
+    """The last position at or before ``position`` that holds a text token (special tokens have no word)."""
+    while words[position] is None:
+        position -= 1
+    return position
 
 
 def _label_ids(examples: Sequence[ClassificationExample], label2id: Mapping[str, int]) -> list[int]:
