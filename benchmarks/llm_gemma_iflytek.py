@@ -2,10 +2,12 @@
 
 Each question's prompt (the app description after the list of all 119 labels) runs once;
 every label's tokens are then scored against its cache. Whatever else a scorer does, it must
-apply the LM head (640 x 262,144, tied to the embeddings) at every position whose next-token
-distribution a label's score reads: the prompt's last position and every label token but the
-last. That matmul alone, timed in the same run on the same number of positions (random
-hidden states, float32, the same chunking), is the bound; the goal is a ratio of at most 2.
+apply the LM head (640 x 262,144, tied to the embeddings) to score the labels' tokens. That
+matmul alone, timed in the same run (random hidden states, float32, the same chunking), is the
+bound, counted two ways: at every label token (sum of the labels' lengths: the head once per
+continuation position, as a scorer that runs each label on its own needs it) and at the
+distinct positions this scorer reads (the prompt's last position, shared by every label's
+first token, and each label's tokens but its last). The goal is a ratio of at most 2.
 
     python benchmarks/llm_gemma_iflytek.py                       # 8 questions, 2 runs
     python benchmarks/llm_gemma_iflytek.py --questions 20 --runs 3 --cache /tmp/clue-cache
@@ -51,26 +53,31 @@ def main() -> None:
     largest = [0]
     scorer.observe = lambda n: largest.__setitem__(0, max(largest[0], n))
     positions = sum(1 + sum(len(c) - 1 for c in r.continuations) for r in requests)
+    tokens = sum(len(c) for r in requests for c in r.continuations)
     prompt_tokens = statistics.mean(len(r.prefix) for r in requests)
     label_tokens = statistics.mean(len(c) for r in requests for c in r.continuations)
     print(f"{len(requests)} questions, 119 labels each; prompt {prompt_tokens:.0f} tokens, a label "
-          f"{label_tokens:.2f} tokens on average; head positions per question {positions / len(requests):.1f}")
-    hidden = torch.randn(positions, model.config.hidden_size)
-    ours, bound = [], []
+          f"{label_tokens:.2f} tokens on average; per question: {tokens / len(requests):.1f} label tokens, "
+          f"{positions / len(requests):.1f} distinct head positions")
+    hidden = torch.randn(tokens, model.config.hidden_size)
+    ours, bound, strict = [], [], []
     for _ in range(args.runs):
         t = time.perf_counter()
         scorer.score(requests)
         ours.append((time.perf_counter() - t) / len(requests))
-        t = time.perf_counter()
-        with torch.inference_mode():
-            for start in range(0, positions, scorer.head.chunk):
-                scorer.head.linear(hidden[start:start + scorer.head.chunk])
-        bound.append((time.perf_counter() - t) / len(requests))
-    mine, head = statistics.median(ours), statistics.median(bound)
-    ratio = mine / head
-    print(f"{'s/question':>11} {'head bound s':>13} {'ratio':>6} {'goal':>6} {'largest logits MiB':>19}  goal met")
-    print(f"{mine:11.3f} {head:13.3f} {ratio:6.2f} {'<= 2':>6} {largest[0] * 4 / 2**20:19.1f}  "
-          f"{'met' if ratio <= GOAL else 'NOT met'}")
+        for count, into in ((tokens, bound), (positions, strict)):
+            t = time.perf_counter()
+            with torch.inference_mode():
+                for start in range(0, count, scorer.head.chunk):
+                    scorer.head.linear(hidden[start:min(start + scorer.head.chunk, count)])
+            into.append((time.perf_counter() - t) / len(requests))
+    mine = statistics.median(ours)
+    print(f"{'bound':<28} {'s/question':>11} {'bound s':>8} {'ratio':>6} {'goal':>5}  goal met")
+    for name, times in (("head at every label token", bound), ("head at distinct positions", strict)):
+        head = statistics.median(times)
+        print(f"{name:<28} {mine:11.3f} {head:8.3f} {mine / head:6.2f} {'<= 2':>5}  "
+              f"{'met' if mine / head <= GOAL else 'NOT met'}")
+    print(f"largest logits block {largest[0] * 4 / 2**20:.1f} MiB")
     print(f"peak RSS {common.peak_rss_mib():.0f} MiB")
 
 
