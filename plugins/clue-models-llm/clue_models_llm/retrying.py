@@ -105,6 +105,9 @@ def describe(exc: Any) -> str:
         message = message or body.get("detail")  # FastAPI servers (transformers serve) say "detail"
         if message:
             return str(message)
+        kind = inner.get("type") if isinstance(inner, Mapping) else None
+        if kind:  # llama.cpp's server answers a failed assert with an empty message and its type
+            return f"{kind} (the server gave no message)"
     status = getattr(exc, "status_code", None)
     text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     if status is None and type(exc).__name__ == "APITimeoutError":
