@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ SUFFIX = ".txt"
 #: Bytes read at a time when a file is checked.
 CHUNK = 1 << 20
 BAD_FILES = ("refuse", "skip")
+#: Characters of a document handed on at a time, and the longest line read in one piece.
+PART_CHARS, LINE_CHARS = 1 << 18, 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +57,26 @@ class CorpusStats:
 
 
 def corpus_files(root: Path) -> list[Path]:
-    """Every ``.txt`` file under ``root``, sorted by relative path (hidden files and folders skipped)."""
+    """Every ``.txt`` entry under ``root``, sorted by relative path (hidden files and folders skipped).
+
+    Linked folders are followed (a sub-corpus is often a link to another disk), each real
+    folder once, so a link loop ends. Entries that are no regular file (a broken link, a
+    pipe) are listed too: :func:`check_file` names them rather than dropping them silently.
+    """
     root = Path(root)
     if not root.is_dir():
         raise ClueError(f"{root}: no such corpus folder" if not root.exists() else f"{root}: not a folder")
-    files = sorted((p for p in root.rglob(f"*{SUFFIX}") if p.is_file()
-                    and not any(part.startswith(".") for part in p.relative_to(root).parts)),
-                   key=lambda p: p.relative_to(root).as_posix())
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+    for folder, subfolders, names in os.walk(root, followlinks=True):
+        info = os.stat(folder)
+        if (info.st_dev, info.st_ino) in seen:
+            subfolders[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        found.extend(Path(folder) / n for n in names if n.endswith(SUFFIX) and not n.startswith("."))
+    files = sorted(found, key=lambda p: p.relative_to(root).as_posix())
     if not files:
         raise ClueError(f"{root}: no {SUFFIX} files (expected CLUECorpus2020's layout: one sentence per line, "
                         f"a blank line between documents)")
@@ -73,6 +89,8 @@ def check_file(path: Path) -> str | None:
     Reads the file in chunks through an incremental decoder: memory stays at one chunk
     whatever the file's size, and the first bad byte is located by line.
     """
+    if not Path(path).is_file():  # opening a pipe would wait forever
+        return "not a regular file (a broken link, a pipe or a device); remove it"
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     line, offset, text_seen = 1, 0, False
     try:
@@ -118,23 +136,44 @@ def usable_files(root: Path, files: Sequence[Path], bad: Sequence[BadFile], poli
     return left
 
 
-def iter_documents(path: Path) -> Iterator[list[str]]:
-    """The documents of one file, each a list of its sentences (lines, stripped, none empty).
+def iter_parts(path: Path, part_chars: int = PART_CHARS, line_chars: int = LINE_CHARS
+               ) -> Iterator[tuple[int, list[str], bool]]:
+    """``(document index, sentences, ends the document)`` of one file, in parts of about ``part_chars``.
 
     Any run of blank (or whitespace-only) lines separates documents; a byte-order mark at
-    the start is not text.
+    the start is not text. Memory stays at one part whatever the file holds: a document
+    larger than ``part_chars`` comes in several parts, and a line longer than ``line_chars``
+    (a file without line breaks) is read, and counted, in pieces of that size.
     """
-    lines: list[str] = []
+    index, part, size, in_document, line_has_text = 0, [], 0, False, False
     with open(path, encoding="utf-8-sig", errors="strict", newline=None) as handle:
-        for raw in handle:
-            text = raw.strip()
+        while piece := handle.readline(line_chars):
+            text = piece.strip()
             if text:
-                lines.append(text)
-            elif lines:
-                yield lines
-                lines = []
-    if lines:
-        yield lines
+                part.append(text)
+                size += len(text)
+                in_document = line_has_text = True
+                if size >= part_chars:
+                    yield index, part, False
+                    part, size = [], 0
+            if piece.endswith("\n"):
+                if not line_has_text and in_document:
+                    yield index, part, True
+                    index, part, size, in_document = index + 1, [], 0, False
+                line_has_text = False
+    if in_document:
+        yield index, part, True
+
+
+def iter_documents(path: Path) -> Iterator[list[str]]:
+    """The documents of one file, each a list of its sentences (see :func:`iter_parts`); holds
+    one document in memory, so callers that may meet huge ones read parts instead."""
+    document: list[str] = []
+    for _index, sentences, end in iter_parts(path):
+        document.extend(sentences)
+        if end:
+            yield document
+            document = []
 
 
 def held_out(relative: str, index: int, share: float) -> bool:
@@ -162,9 +201,10 @@ def corpus_stats(root: Path, eval_share: float = 0.0) -> CorpusStats:
         stats.files += 1
         stats.bytes += path.stat().st_size
         relative = relative_name(root, path)
-        for index, document in enumerate(iter_documents(path)):
-            stats.documents += 1
-            stats.sentences += len(document)
-            stats.characters += sum(len(s) for s in document)
-            stats.held_out_documents += held_out(relative, index, eval_share)
+        for index, sentences, end in iter_parts(path):
+            stats.sentences += len(sentences)
+            stats.characters += sum(len(s) for s in sentences)
+            if end:
+                stats.documents += 1
+                stats.held_out_documents += held_out(relative, index, eval_share)
     return stats

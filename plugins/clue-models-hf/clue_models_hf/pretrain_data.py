@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from clue_core.plugin import ClueError, write_json
-from clue_models_hf.corpus import held_out, iter_documents, relative_name
+from clue_models_hf.corpus import held_out, iter_parts, relative_name
 
 INDEX = "index.json"
 TRAIN, EVAL = "train.tokens", "eval.tokens"
@@ -50,14 +50,18 @@ def encode_file(path: Path, relative: str, encoder: Any, sep_id: int, eval_share
     parts: dict[bool, list[np.ndarray]] = {False: [], True: []}
     counts = {False: 0, True: 0}
     sep = np.array([sep_id], dtype)
-    for index, document in enumerate(iter_documents(path)):
-        ids, continues = encoder.encode(document)
-        if not len(ids):
-            continue
+    tokens = 0  # of the document being read (it may come in several parts)
+    for index, sentences, end in iter_parts(path):
+        ids, continues = encoder.encode(sentences)
         side = held_out(relative, index, eval_share)
-        values = ids.astype(dtype) | np.where(continues, flag, 0).astype(dtype)
-        parts[side].extend((values, sep))
-        counts[side] += 1
+        if len(ids):
+            parts[side].append(ids.astype(dtype) | np.where(continues, flag, 0).astype(dtype))
+            tokens += len(ids)
+        if end and tokens:
+            parts[side].append(sep)
+            counts[side] += 1
+        if end:
+            tokens = 0
     joined = [np.concatenate(parts[s]) if parts[s] else np.zeros(0, dtype) for s in (False, True)]
     return joined[0], joined[1], counts[False], counts[True]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from clue_core.plugin import ClueError
 from clue_models_hf import loading, tiny
-from clue_models_hf.corpus import iter_documents
+from clue_models_hf.corpus import iter_parts
 
 TINY = "hf-tiny"
 
@@ -53,8 +53,8 @@ def check_model(name: str, log: Any) -> bool:
 
 def _sentences(files: Sequence[Path]) -> Iterator[str]:
     for path in files:
-        for document in iter_documents(path):
-            yield from document
+        for _index, sentences, _end in iter_parts(path):
+            yield from sentences
 
 
 def _config_folder(argument: str) -> Path:
