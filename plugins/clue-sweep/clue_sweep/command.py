@@ -23,8 +23,10 @@ import click
 
 from clue_core.plugin import ClueError, api
 from clue_sweep import summary as summary_file
+from clue_sweep.lock import LOCK, sweep_lock
 from clue_sweep.spec import SweepSpec, load_sweep
 from clue_sweep.trials import Trial, config_text, expand, is_complete, plan_trials, run_arguments
+from clue_sweep.worker import LOG
 
 
 def _kernel(ctx: click.Context) -> Any:
@@ -35,19 +37,31 @@ def _kernel(ctx: click.Context) -> Any:
 
 
 def check_output_dir(root: Path) -> None:
-    """``DIR`` is new, or a sweep's own folder: never another tool's files to overwrite."""
+    """``DIR`` is new, empty, or a sweep's own folder: never another tool's files to write among.
+
+    A folder with no ``summary.json`` is taken only if all it holds are trial folders (each has
+    its ``trial.log``), the lock and a sweep's ``submit.json``: a summary deleted by hand (say,
+    after it was damaged) is rebuilt from the trials. An ordinary run folder is refused, since
+    the sweep's ``submit.json`` would change what ``clue-core submit`` packs from it.
+    """
     if root.exists() and not root.is_dir():
         raise ClueError(f"{root} is a file, not a folder for the sweep")
     summary = root / summary_file.SUMMARY
     if summary.exists():
         try:
-            schema = json.loads(summary.read_text(encoding="utf-8")).get("schema")
-        except (OSError, ValueError, AttributeError):
-            schema = None
-        if schema != summary_file.SCHEMA:
+            data = json.loads(summary.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise ClueError(f"{summary} is damaged (not readable JSON); if {root} is a sweep's folder, delete "
+                            "summary.json and run the sweep again: it is rebuilt from the trial folders") from None
+        if not isinstance(data, dict) or data.get("schema") != summary_file.SCHEMA:
             raise ClueError(f"{summary} is not a sweep's summary; choose another -o folder")
-    elif (root / summary_file.SELECTION).exists():
-        raise ClueError(f"{root / summary_file.SELECTION} was not written by a sweep; choose another -o folder")
+    elif root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.name == LOCK or (entry / LOG).is_file() or (
+                    entry.name == summary_file.SELECTION and summary_file.written_here(entry)):
+                continue
+            raise ClueError(f"{root} holds {entry.name!r}, which no sweep wrote; choose another -o folder "
+                            "(a new or empty one)")
 
 
 def reuse_finished(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Any) -> dict[str, dict[str, Any]]:
@@ -150,13 +164,20 @@ def sweep(ctx: click.Context, sweep_file: Path, output_dir: Path, executor: str,
         from clue_sweep.ray_executor import import_ray
 
         import_ray()  # its absence is one line before anything is written
+    root.mkdir(parents=True, exist_ok=True)
+    with sweep_lock(root):  # a second sweep into this folder is refused here, in one line
+        _run(ctx, kernel, spec, trials, root, executor, workers, address)
+
+
+def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], root: Path, executor: str,
+         workers: int, address: str | None) -> None:
+    """The sweep proper, under its folder's lock: reuse what finished, run the rest, summarise."""
     finished = reuse_finished(spec, trials, root, kernel)
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     summary = summary_file.Summary(spec, trials, root, executor)
     for result in finished.values():
         summary.record(result, reused=True)
     todo = [t for t in trials if t.id not in finished]
-    root.mkdir(parents=True, exist_ok=True)
     summary.write("running")
     say(f"[sweep] {len(trials)} trials: {len(finished)} already complete, {len(todo)} to run "
         f"({executor}{'' if executor == 'ray' else f', {workers} worker(s)' if workers else ', in this process'})")

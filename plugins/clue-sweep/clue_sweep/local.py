@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,9 +44,29 @@ def _on_sigint(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _serve(tasks: Any, results: Any) -> None:
+def _watch_parent(parent: int, results: Any) -> None:
+    """Stop this worker when the sweep that started it is gone (``kill -9``, a crash).
+
+    Nobody would read its results or give it its stop sign, so it would otherwise run its trial
+    to the end and then wait on the queue for ever, holding the trial's run lock against the
+    rerun. It interrupts itself as Ctrl-C would (the kernel keeps the trial's staging folder for
+    the rerun to resume), and exits outright if that takes longer than ``GRACE``.
+    """
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    results.cancel_join_thread()  # nobody reads them now: exiting must not wait to flush them
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(GRACE)
+    os._exit(1)
+
+
+def _serve(tasks: Any, results: Any, parent: int | None = None) -> None:
     """A worker's loop: take a trial, run it, report it, until the queue says stop or Ctrl-C does."""
     signal.signal(signal.SIGINT, _on_sigint)
+    if parent is not None:
+        threading.Thread(target=_watch_parent, args=(parent, results), daemon=True,
+                         name="clue-sweep-parent-watch").start()
     try:
         while not _stopping:
             payload = tasks.get()
@@ -84,7 +105,7 @@ class _Pool:
 
     def start_worker(self) -> None:
         self.tasks.put(None)  # one stop sign per worker, taken when the queue runs dry
-        process = self.context.Process(target=_serve, args=(self.tasks, self.results), daemon=True,
+        process = self.context.Process(target=_serve, args=(self.tasks, self.results, os.getpid()), daemon=True,
                                        name="clue-sweep-worker")
         process.start()
         self.processes.append(process)

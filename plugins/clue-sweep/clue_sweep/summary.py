@@ -16,11 +16,13 @@ dev-only choice one level down.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import statistics
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import format_table, write_json
+from clue_core.plugin import ClueError, disk_fault_message, format_table, write_json
 from clue_sweep.spec import SweepSpec
 from clue_sweep.trials import Trial, config_text
 
@@ -28,6 +30,7 @@ SCHEMA = "clue-core/sweep@1"
 SUMMARY = "summary.json"
 SELECTION = "submit.json"
 SELECTION_SCHEMA = "clue-core/selection@1"
+WRITTEN_BY = "clue-core sweep"
 
 
 class Summary:
@@ -128,14 +131,35 @@ class Summary:
                 "best": self.best()}
 
     def write(self, status: str, stopped: bool = False) -> dict[str, Any]:
-        """Write summary.json and, once a task has a best configuration, submit.json; return the summary."""
+        """Write summary.json and submit.json (the best run per task); return the summary.
+
+        With no best configuration (every trial of the file failed so far) a submit.json an
+        earlier sweep wrote here is removed: it would name runs this file no longer chose. A
+        write that fails (a full disk) is one line; the file it meant keeps its last content.
+        """
         data = self.as_dict(status, stopped)
-        write_json(self.root / SUMMARY, data)
-        if data["best"]:
-            write_json(self.root / SELECTION, {
-                "schema": SELECTION_SCHEMA, "written_by": "clue-core sweep",
-                "runs": [data["best"][task]["submit"] for task in self.spec.tasks if task in data["best"]]})
+        selection = self.root / SELECTION
+        try:
+            write_json(self.root / SUMMARY, data)
+            if data["best"]:
+                write_json(selection, {
+                    "schema": SELECTION_SCHEMA, "written_by": WRITTEN_BY,
+                    "runs": [data["best"][task]["submit"] for task in self.spec.tasks if task in data["best"]]})
+            elif written_here(selection):
+                with contextlib.suppress(FileNotFoundError):
+                    selection.unlink()
+        except OSError as exc:
+            raise ClueError(disk_fault_message("cannot write the sweep's summary", exc)) from None
         return data
+
+
+def written_here(path: Path) -> bool:
+    """Whether ``path`` is a submit.json a sweep wrote (one another tool wrote is never touched)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("schema") == SELECTION_SCHEMA and data.get("written_by") == WRITTEN_BY
 
 
 def _score(value: float | None, std: float | None = None) -> str:
