@@ -25,7 +25,12 @@ def held_fit(self, train, dev, context):
     return _fit(self, train, dev, context)
 
 
-baseline.BaselineLearner.fit = held_fit
+def hold() -> None:
+    """Make this process's baseline trials wait (the ``sitecustomize`` of the Ray test calls it in Ray's workers)."""
+    baseline.BaselineLearner.fit = held_fit
+
+
+hold()
 
 if __name__ == "__main__":
     from clue_core.cli import main

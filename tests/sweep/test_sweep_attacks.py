@@ -222,3 +222,53 @@ def test_kill_9_of_the_sweep_leaves_no_workers_and_no_stale_lock(run_cli, tmp_pa
     again = run_cli("sweep", tmp_path / "s.toml", "-o", out, "--workers", "0")
     assert again.exit_code == 0 and "2 trials: 0 already complete, 2 to run" in again.output, again.output
     assert [t["status"] for t in summary(out)["trials"]] == ["complete", "complete"]
+
+
+@pytest.mark.ray
+def test_an_unreachable_ray_address_is_one_line_before_anything_is_written(run_cli, tmp_path):
+    import socket
+
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    sweep = baseline_sweep(tmp_path / "s.toml", [1])
+    line = one_line_error(run_cli("sweep", sweep, "-o", tmp_path / "out", "--executor", "ray",
+                                  "--address", f"127.0.0.1:{port}"))
+    assert line.startswith(f"error: cannot connect to the Ray cluster at 127.0.0.1:{port}: ")
+    assert not (tmp_path / "out").exists()
+    assert "expected host:port" in one_line_error(run_cli("sweep", sweep, "-o", tmp_path / "out", "--executor",
+                                                          "ray", "--address", "nonsense"))
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ctrl_c_of_a_ray_sweep_interrupts_its_trials_and_stops_its_cluster(run_cli, tmp_path):
+    import psutil
+
+    out, hold = tmp_path / "out", tmp_path / "hold"
+    hold.write_text("", encoding="utf-8")
+    site = Path(__file__).with_name("hold_site")
+    env = {**os.environ, "SWEEP_HOLD": str(hold), "PYTHONPATH": os.pathsep.join(
+        [str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    sweep = baseline_sweep(tmp_path / "s.toml", [1, 2, 3])
+    process = subprocess.Popen([sys.executable, "-c", "from clue_core.cli import main; main()", "sweep", str(sweep),
+                                "-o", str(out), "--executor", "ray", "--workers", "2"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(tmp_path.glob("hold.*"))) < 2:
+            assert process.poll() is None, process.communicate()[0]
+            assert time.monotonic() < deadline, "the Ray trials never reached training"
+            time.sleep(0.2)
+        cluster = [p.pid for p in psutil.Process(process.pid).children(recursive=True)]
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=150)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, output
+    assert sorted(t["status"] for t in summary(out)["trials"]) == ["interrupted", "interrupted", "pending"], output
+    assert wait_gone(cluster) == [], "the local Ray cluster outlived the sweep"
+    hold.unlink()
+    again = run_cli("sweep", sweep, "-o", out, "--workers", "0")
+    assert again.exit_code == 0 and [t["status"] for t in summary(out)["trials"]] == ["complete"] * 3

@@ -161,9 +161,11 @@ def sweep(ctx: click.Context, sweep_file: Path, output_dir: Path, executor: str,
             click.echo(f"{trial.id}  {state}  {trial.task} {trial.model} {config_text(trial.config)} seed {trial.seed}")
         return
     if executor == "ray":
-        from clue_sweep.ray_executor import import_ray
+        from clue_sweep.ray_executor import check_address, import_ray
 
-        import_ray()  # its absence is one line before anything is written
+        import_ray()  # its absence is one line before anything is written, as an address where nothing answers
+        if address:
+            check_address(address)
     root.mkdir(parents=True, exist_ok=True)
     with sweep_lock(root):  # a second sweep into this folder is refused here, in one line
         _run(ctx, kernel, spec, trials, root, executor, workers, address)

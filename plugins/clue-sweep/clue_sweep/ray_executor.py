@@ -41,6 +41,32 @@ def import_ray() -> Any:
     return ray
 
 
+#: Seconds to wait for the cluster's address to answer before the sweep gives up on it.
+PROBE_TIMEOUT = 10.0
+
+
+def check_address(address: str) -> None:
+    """Refuse, in one line and within seconds, an address where nothing answers.
+
+    ``ray.init`` itself retries an unreachable head for minutes, printing warnings, so a typo in
+    ``--address`` would look like a hang. ``auto`` (the cluster this machine belongs to) is left
+    to Ray.
+    """
+    import socket
+
+    if address in ("auto", "local"):
+        return
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClueError(f"--address {address!r}: expected host:port (or ray://host:port, or auto)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+    except OSError as exc:
+        raise ClueError(f"cannot connect to the Ray cluster at {address}: {exc.strerror or exc} "
+                        "(is 'ray start --head' running there?)") from None
+
+
 @contextlib.contextmanager
 def connected(address: str | None, workers: int, resources: Resources, echo: Callable[[str], None]) -> Iterator[Any]:
     """Ray, connected to ``address`` or to a local cluster of ``workers`` × ``cpus`` CPUs started here."""
@@ -99,8 +125,8 @@ def _collect(ray: Any, refs: dict[Any, str], done: Done, timeout: float | None) 
             trial = refs.pop(ref)
             try:
                 done(ray.get(ref))
-            except ray.exceptions.TaskCancelledError:
-                done(_result(trial, "interrupted", "interrupted before it finished"))
+            except ray.exceptions.TaskCancelledError:  # cancelled before it started (a running one returns
+                continue                               # its own "interrupted"): the summary keeps it pending
             except ray.exceptions.RayError as exc:  # a worker that died, an object that was lost
                 done(_result(trial, "failed", f"Ray: {str(exc).strip().splitlines()[0]}"))
 
