@@ -185,3 +185,158 @@ def test_a_document_in_several_parts_is_one_document_with_one_sep(tmp_path, monk
     assert whole[2] == parted[2] == 3
     assert (parted[0] == tokenizer.sep_token_id).sum() == 3 and parted[0][-1] == tokenizer.sep_token_id
     assert len(parted[0]) == len(whole[0]) == 200 + 90 + 2 + 3
+
+
+# ---- pretrain: the output folder, the corpus under it, a second run, a full disk ----------
+FAST = ("--set", "max_length=32", "--set", "batch_size=4", "--set", "tiny_hidden_size=32",
+        "--set", "tiny_num_layers=1", "--set", "tiny_intermediate_size=64", "--set", "eval_sequences=4",
+        "--set", "eval_share=0.2", "--set", "tokenize_workers=1", "--set", "progress=false",
+        "--set", "save_every_seconds=0", "--set", "max_steps=2")
+
+
+@pytest.fixture()
+def small_corpus(tmp_path) -> Path:
+    from .pretrain_samples import write_corpus
+
+    return write_corpus(tmp_path / "corpus")
+
+
+def pretrain(corpus: Path, out: Path, *extra: object) -> object:
+    return invoke("pretrain", "--corpus", corpus, "--model", "hf-tiny", "-o", out, *FAST, *extra)
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.mark.slow
+def test_overwrite_removes_the_run_and_nothing_the_user_put_next_to_it(small_corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    assert pretrain(small_corpus, out).exit_code == 0
+    (out / "notes.md").write_text("my notes", encoding="utf-8")
+    (out / "eval").mkdir()
+    (out / "eval" / "afqmc.json").write_text("{}", encoding="utf-8")
+    again = pretrain(small_corpus, out, "--overwrite")
+    assert again.exit_code == 0, again.output
+    assert (out / "notes.md").read_text(encoding="utf-8") == "my notes" and (out / "eval" / "afqmc.json").is_file()
+    assert (out / "model" / "model.safetensors").is_file() and (out / "metrics.json").is_file()
+
+
+@pytest.mark.parametrize("content", ["not json {", '{"model": "x"}', '["a list"]'])
+def test_a_pretrain_json_this_command_did_not_write_protects_the_folder(small_corpus, tmp_path, content) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "pretrain.json").write_text(content, encoding="utf-8")
+    (mine / "data").mkdir()
+    (mine / "data" / "thesis.tex").write_text("years of work", encoding="utf-8")
+    for flag in ("--overwrite", "--resume"):
+        result = pretrain(small_corpus, mine, flag)
+        assert result.exit_code == 2 and "is no pre-training output" in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert listing(mine) == ["data", "data/thesis.tex", "pretrain.json"]
+
+
+def test_an_output_folder_inside_the_corpus_or_around_it_is_refused(small_corpus, tmp_path) -> None:
+    before = listing(small_corpus)
+    inside = pretrain(small_corpus, small_corpus / "runs" / "pt")
+    assert inside.exit_code == 2 and "inside the corpus folder" in inside.output, inside.output
+    assert listing(small_corpus) == before
+    around = tmp_path / "work"
+    (around / "corpus").mkdir(parents=True)
+    docs_file(around / "corpus" / "a.txt", 40)
+    (around / "pretrain.json").write_text(json.dumps({"schema": "clue-models-hf/pretrain@1"}), encoding="utf-8")
+    holds = pretrain(around / "corpus", around, "--overwrite")
+    assert holds.exit_code == 2 and "holds the corpus folder" in holds.output, holds.output
+    assert (around / "corpus" / "a.txt").is_file()
+
+
+def test_a_second_run_on_the_same_folder_stops_in_one_line(small_corpus, tmp_path) -> None:
+    from clue_models_hf.pretrain import lock_output
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "pretrain.json").write_text(json.dumps({"schema": "clue-models-hf/pretrain@1"}), encoding="utf-8")
+    (out / "data").mkdir()
+    (out / "data" / "train.tokens").write_bytes(b"\0" * 8)
+    held = lock_output(out)  # the first run, still writing
+    try:
+        for flag in ("--overwrite", "--resume"):
+            result = pretrain(small_corpus, out, flag, "--set", "max_steps=2")
+            assert result.exit_code == 2, result.output
+            if flag == "--overwrite":
+                assert f"another clue-core pretrain (process {os.getpid()}) is writing there" in result.output
+        assert (out / "data" / "train.tokens").read_bytes() == b"\0" * 8
+    finally:
+        os.close(held)
+
+
+class Killed(Exception):
+    """Stands for SIGKILL: no handler runs, nothing is written after it."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("change", ["edit", "add"])
+def test_resume_refuses_a_corpus_that_changed_since_it_was_tokenized(small_corpus, tmp_path, monkeypatch,
+                                                                       change) -> None:
+    from clue_models_hf import pretrain_loop
+
+    def kill(self, step):
+        raise Killed
+
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        patch.setattr(pretrain_loop.PretrainLoop, "after_step", kill)
+        with pytest.raises(Killed):
+            pretrain(small_corpus, out, "--set", "save_every=1", "--set", "max_steps=3")
+    victim = sorted(small_corpus.rglob("*.txt"))[0]
+    if change == "edit":
+        victim.write_text(victim.read_text(encoding="utf-8") + "\n新加的一篇文档。\n", encoding="utf-8")
+    else:
+        docs_file(small_corpus / "zzz_new.txt")
+    result = pretrain(small_corpus, out, "--set", "save_every=1", "--set", "max_steps=3", "--resume")
+    assert result.exit_code == 2, result.output
+    assert "the corpus changed since it was tokenized" in result.output
+    assert ("changed (size or modification time)" if change == "edit" else "zzz_new.txt is new") in result.output
+    assert not (out / "model").exists()
+
+
+@pytest.mark.slow
+def test_a_full_disk_while_tokenizing_is_one_line_and_resume_goes_on(small_corpus, tmp_path, monkeypatch) -> None:
+    from clue_models_hf import pretrain_data
+
+    real = pretrain_data.write_json
+    calls = {"n": 0}
+
+    def full_after_three(path, data, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data, **kwargs)
+
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        patch.setattr(pretrain_data, "write_json", full_after_three)
+        result = pretrain(small_corpus, out)
+    assert result.exit_code == 2
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: pretrain: ") and "the disk is full" in last and "continue with --resume" in last
+    assert len(json.loads((out / "data" / "index.json").read_text())["files"]) == 3
+    resumed = pretrain(small_corpus, out, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "tokenizing 5 of 8 files" in resumed.output
+
+
+def test_a_max_length_longer_than_the_model_takes_stops_before_tokenizing(small_corpus, tmp_path) -> None:
+    from clue_models_hf import tiny
+
+    folder = tmp_path / "short-model"
+    folder.mkdir()
+    config = tiny.tiny_config(100, {"tiny_hidden_size": 32, "tiny_num_layers": 1, "tiny_num_heads": 2,
+                                    "tiny_intermediate_size": 64}, 16)
+    config.max_position_embeddings = 16
+    config.save_pretrained(str(folder))
+    result = invoke("pretrain", "--corpus", small_corpus, "--model", f"config:{folder}", "-o", tmp_path / "out",
+                    "--set", "max_length=64", "--set", "tokenize_workers=1")
+    assert result.exit_code == 2, result.output
+    assert "setting 'max_length' (64) is longer than" in result.output and "(16)" in result.output
+    assert not (tmp_path / "out").exists()

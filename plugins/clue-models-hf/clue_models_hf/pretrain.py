@@ -25,9 +25,11 @@ from clue_core.plugin import ClueError, write_json
 from clue_models_hf import corpus
 from clue_models_hf.pretrain_settings import PretrainSettings, resolve, schedule_names
 
-RUN_FILE, METRICS_FILE = "pretrain.json", "metrics.json"
+RUN_FILE, METRICS_FILE, LOCK = "pretrain.json", "metrics.json", ".pretrain.lock"
 SCHEMA = "clue-models-hf/pretrain@1"
 DATA, TRAINING, MODEL = "data", "training", "model"
+#: Everything a run writes into OUT: ``--overwrite`` removes these and nothing else.
+OURS = (RUN_FILE, METRICS_FILE, DATA, TRAINING, MODEL, f".{MODEL}.tmp")
 
 
 def _stderr(line: str) -> None:
@@ -40,20 +42,18 @@ def check_output(output: Path, record: dict[str, Any], resume: bool, overwrite: 
         raise ClueError("--resume and --overwrite exclude each other")
     if output.exists() and not output.is_dir():
         raise ClueError(f"{output}: exists and is not a folder")
-    if not output.exists() or not any(output.iterdir()):
+    if not output.exists() or not any(p.name != LOCK for p in output.iterdir()):
         return
     run_file = output / RUN_FILE
-    if not run_file.is_file():
-        raise ClueError(f"{output}: exists, is not empty and is no pre-training output (no {RUN_FILE}); "
-                        f"pass a new folder")
+    before = _run_record(run_file)
+    if before is None:
+        raise ClueError(f"{output}: exists, is not empty and is no pre-training output (no {RUN_FILE} written by "
+                        f"clue-core pretrain); pass a new folder")
     if overwrite:
         return
     if not resume:
         raise ClueError(f"{output}: holds a pre-training run; pass --resume to continue it or --overwrite to "
                         f"start again")
-    import json
-
-    before = json.loads(run_file.read_text(encoding="utf-8"))
     for key in ("model", "corpus", "seed"):
         if before.get(key) != record[key]:
             raise ClueError(f"--resume: {key} was {before.get(key)!r}, now {record[key]!r}; resume with the same "
@@ -64,6 +64,57 @@ def check_output(output: Path, record: dict[str, Any], resume: bool, overwrite: 
         shown = ", ".join(f"{n} ({before.get('settings', {}).get(n)!r} → {record['settings'][n]!r})"
                           for n in changed)
         raise ClueError(f"--resume: settings that change training differ from the interrupted run: {shown}")
+
+
+def _run_record(path: Path) -> dict[str, Any] | None:
+    """``pretrain.json`` when it is one this command wrote, else None (a user's file of that name)."""
+    import json
+
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("schema") == SCHEMA else None
+
+
+def check_places(corpus_dir: Path, output: Path) -> None:
+    """OUT and the corpus must not hold each other: a run would read its own vocab.txt as text,
+    and ``--overwrite`` could remove the corpus."""
+    out = output.resolve()
+    if out == corpus_dir or out.is_relative_to(corpus_dir):
+        raise ClueError(f"{output}: is inside the corpus folder {corpus_dir}; its files would be read as corpus "
+                        f"text: pass an output folder elsewhere")
+    if corpus_dir.is_relative_to(out):
+        raise ClueError(f"{output}: holds the corpus folder {corpus_dir}; pass an output folder elsewhere")
+
+
+def lock_output(output: Path) -> int:
+    """Hold ``OUT/.pretrain.lock`` (``flock``) for the run: a second run on OUT stops in one line
+    instead of writing the same files, or ``--overwrite`` removing them, under the first."""
+    import fcntl
+
+    output.mkdir(parents=True, exist_ok=True)
+    fd = os.open(output / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise ClueError(f"{output}: another clue-core pretrain (process {holder}) is writing there; wait for it "
+                        f"to end or pass another folder") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def clear_output(output: Path) -> None:
+    """``--overwrite``: remove what a run wrote (:data:`OURS`), never anything else in OUT."""
+    for name in OURS:
+        path = output / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
 
 
 def mixed_precision(mode: str) -> str:
@@ -88,7 +139,7 @@ def pretrain(corpus_dir: Path, model: str, output: Path, pairs: Sequence[str] = 
              resume: bool = False, overwrite: bool = False, echo: Callable[[str], None] = _stderr,
              loop_class: Any = None) -> dict[str, Any]:
     """Run one pre-training; returns what ``metrics.json`` holds."""
-    from clue_models_hf.pretrain_model import check_model, parse_model
+    from clue_models_hf.pretrain_model import check_length, check_model, parse_model
 
     corpus_dir, output = Path(corpus_dir).resolve(), Path(output)
     kind, _ = parse_model(model)
@@ -96,10 +147,34 @@ def pretrain(corpus_dir: Path, model: str, output: Path, pairs: Sequence[str] = 
     settings = PretrainSettings.of(values)
     record = {"schema": SCHEMA, "model": model, "corpus": str(corpus_dir), "seed": seed, "settings": values}
     check_output(output, record, resume, overwrite)
+    check_places(corpus_dir, output)
     files = corpus.corpus_files(corpus_dir)
     usable = corpus.usable_files(corpus_dir, files, corpus.check_files(files), settings.bad_files, echo)
     local_only = check_model(model, echo)
+    check_length(model, values, local_only)
     # -- nothing was written before this line ---------------------------------------------
+    lock = None
+    if (os.environ.get("RANK") or "0") == "0":  # the main process (Accelerate's state is made later, once)
+        existed = output.exists()
+        lock = lock_output(output)
+        try:
+            check_output(output, record, resume, overwrite)  # again, now that no other run can write there
+        except ClueError:
+            os.close(lock)
+            if not existed:
+                shutil.rmtree(output, ignore_errors=True)
+            raise
+    try:
+        return _run(corpus_dir, model, output, values, settings, record, usable, local_only, seed, resume,
+                    overwrite, echo, loop_class)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _run(corpus_dir: Path, model: str, output: Path, values: dict[str, Any], settings: PretrainSettings,
+         record: dict[str, Any], usable: list[Path], local_only: bool, seed: int, resume: bool, overwrite: bool,
+         echo: Callable[[str], None], loop_class: Any) -> dict[str, Any]:
     from accelerate.utils import set_seed
 
     from clue_models_hf.loading import quiet_transformers
@@ -111,8 +186,8 @@ def pretrain(corpus_dir: Path, model: str, output: Path, pairs: Sequence[str] = 
     main = accelerator.is_main_process
     log = echo if main else (lambda _line: None)
     if main:
-        if overwrite and output.exists():
-            shutil.rmtree(output)
+        if overwrite:
+            clear_output(output)
         output.mkdir(parents=True, exist_ok=True)
         write_json(output / RUN_FILE, record)
     accelerator.wait_for_everyone()
@@ -185,7 +260,8 @@ def _train(network: Any, tokenizer: Any, index: dict[str, Any], accelerator: Any
                         f"batch ({needed}); lower batch_size or max_length, or add text")
     if not len(eval_set):
         raise ClueError(f"no held-out documents (eval_share={settings.eval_share} of "
-                        f"{index['train_documents']} documents); raise eval_share or add documents")
+                        f"{index['train_documents']} documents); raise eval_share or add documents, then run "
+                        f"again with --overwrite")
     module = accelerator.prepare(MaskedLMLoss(network))
     loop = (loop_class or PretrainLoop)(accelerator, module, settings, output / TRAINING, seed, log, resume)
     state = loop.train(train_set, eval_set,

@@ -45,6 +45,11 @@ def pretrain(corpus_dir: Path, model: str, output: Path, pairs: tuple[str, ...],
     except Interrupted as stopped:
         click.echo(f"{stopped}; continue with the same command and --resume", err=True)
         raise SystemExit(130) from None
+    except OSError as exc:  # a full disk, a folder that cannot be written: one line; what is done is kept
+        from clue_core.plugin import disk_fault_message
+
+        kept = "; what was done is kept: continue with --resume" if (output / "pretrain.json").is_file() else ""
+        raise ClueError(disk_fault_message("pretrain", exc) + kept) from None
 
 
 def _list_settings(ctx: click.Context) -> None:

@@ -34,7 +34,27 @@ from clue_models_hf.corpus import held_out, iter_parts, relative_name
 
 INDEX = "index.json"
 TRAIN, EVAL = "train.tokens", "eval.tokens"
-FORMAT = 1
+#: 2: every file's entry records its size and modification time (a changed corpus is refused).
+FORMAT = 2
+
+
+def file_stamp(path: Path) -> list[int]:
+    """Size and modification time: what tells a file changed since it was tokenized."""
+    info = Path(path).stat()
+    return [info.st_size, info.st_mtime_ns]
+
+
+def _changed(names: Sequence[str], stamps: Sequence[list[int]], recorded: Sequence[list[Any]],
+             complete: bool) -> str | None:
+    """Why the corpus is not the one ``recorded`` was tokenized from, or None when it is."""
+    for position, entry in enumerate(recorded):
+        if position >= len(names) or names[position] != entry[0]:
+            return f"{entry[0]} is gone or another file sorts before it"
+        if stamps[position] != list(entry[3:5]):
+            return f"{entry[0]} changed (size or modification time)"
+    if complete and len(names) > len(recorded):
+        return f"{names[len(recorded)]} is new"
+    return None
 
 
 def token_dtype(vocab_size: int) -> tuple[np.dtype, int]:
@@ -103,13 +123,16 @@ class TokenCache:
         tokenizer = encoder.tokenizer
         dtype, flag = token_dtype(len(tokenizer))
         names = [relative_name(root, p) for p in files]
+        stamps = [file_stamp(p) for p in files]
         index = self.read_index()
         wanted = {"format": FORMAT, "eval_share": eval_share, "whole_words": encoder.whole_words,
                   "vocab_size": len(tokenizer), "dtype": dtype.name, "flag": flag}
-        if index is not None and ({k: index.get(k) for k in wanted} != wanted
-                                  or [f[0] for f in index["files"]] != names[:len(index["files"])]):
+        if index is not None and {k: index.get(k) for k in wanted} != wanted:
             raise ClueError(f"{self.directory}: tokenized with other settings or files than this run; "
                             f"pass --overwrite to start again")
+        if index is not None and (why := _changed(names, stamps, index["files"], index["complete"])):
+            raise ClueError(f"{self.directory}: the corpus changed since it was tokenized ({why}); training on "
+                            f"it would not continue the same run: pass --overwrite to tokenize it again")
         if index is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             index = {**wanted, "files": [], "train_tokens": 0, "eval_tokens": 0, "train_documents": 0,
@@ -146,7 +169,7 @@ class TokenCache:
                     index["eval_tokens"] += len(held)
                     index["train_documents"] += n_train
                     index["eval_documents"] += n_eval
-                    index["files"].append([names[i], index["train_tokens"], index["eval_tokens"]])
+                    index["files"].append([names[i], index["train_tokens"], index["eval_tokens"], *stamps[i]])
                     write_json(self.index_path, index)
                     bar.update(1)
         finally:

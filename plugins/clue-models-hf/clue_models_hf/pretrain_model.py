@@ -102,12 +102,36 @@ def build_model(name: str, tokenizer: Any, values: Mapping[str, Any], local_only
         if model.get_input_embeddings().num_embeddings < len(tokenizer):
             raise ClueError(f"{name}: the tokenizer has {len(tokenizer)} tokens but the model only "
                             f"{model.get_input_embeddings().num_embeddings} embeddings")
-    limit = getattr(model.config, "max_position_embeddings", None)
-    if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta") and limit:
-        limit -= 2
-    if limit and values["max_length"] > limit:
-        raise ClueError(f"setting 'max_length' ({values['max_length']}) is longer than {name} can take ({limit})")
+    _check_length(name, model.config, values["max_length"])
     return model
+
+
+def check_length(name: str, values: Mapping[str, Any], local_only: bool) -> None:
+    """``max_length`` against the positions of the model's configuration, before the corpus is
+    tokenized (hours on a real corpus) rather than after."""
+    kind, argument = parse_model(name)
+    if kind == "tiny":
+        return
+    from transformers import AutoConfig
+
+    from clue_models_hf.loading import quiet_transformers
+
+    quiet_transformers()
+    try:
+        with loading.hub_offline(local_only):
+            config = AutoConfig.from_pretrained(argument, trust_remote_code=values["trust_remote_code"],
+                                                local_files_only=local_only)
+    except Exception as exc:  # transformers raises several kinds for a bad file or id
+        raise ClueError(f"--model {name}: unreadable configuration ({_one_line(exc)})") from None
+    _check_length(name, config, values["max_length"])
+
+
+def _check_length(name: str, config: Any, length: int) -> None:
+    limit = getattr(config, "max_position_embeddings", None)
+    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta") and limit:
+        limit -= 2
+    if limit and length > limit:
+        raise ClueError(f"setting 'max_length' ({length}) is longer than {name} can take ({limit})")
 
 
 def _one_line(exc: Exception) -> str:
