@@ -340,3 +340,40 @@ def test_a_max_length_longer_than_the_model_takes_stops_before_tokenizing(small_
     assert result.exit_code == 2, result.output
     assert "setting 'max_length' (64) is longer than" in result.output and "(16)" in result.output
     assert not (tmp_path / "out").exists()
+
+
+# ---- masking -------------------------------------------------------------------------------
+def test_special_token_text_in_the_corpus_is_text_not_special_tokens() -> None:
+    from clue_models_hf import tiny
+    from clue_models_hf.wwm import WordEncoder
+
+    tokenizer = tiny.build_tokenizer(["我们在北京学习。"])
+    for whole in (True, False):
+        ids, _ = WordEncoder(tokenizer, whole).encode(["我们[MASK]在[SEP]北京[CLS][PAD]"])
+        assert not set(ids.tolist()) & set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
+
+
+def test_random_replacements_and_masks_never_touch_special_tokens() -> None:
+    import numpy as np
+
+    from clue_models_hf import tiny
+    from clue_models_hf.mlm import MaskingCollator
+
+    tokenizer = tiny.build_tokenizer(["天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏"])
+    special = set(tokenizer.all_special_ids)
+    collator = MaskingCollator(tokenizer, seed=3, probability=0.5)
+    assert not set(collator.random_ids.tolist()) & special
+    rng = np.random.default_rng(0)
+    body = [i for i in range(len(tokenizer)) if i not in special]
+    items = []
+    for n in range(200):
+        ids = np.concatenate(([tokenizer.cls_token_id], rng.choice(body, 30), [tokenizer.sep_token_id],
+                              rng.choice(body, 10), [tokenizer.sep_token_id]))
+        items.append({"ids": ids, "continues": rng.random(len(ids)) < 0.3, "index": n})
+    batch = collator(items)
+    originals = np.stack([item["ids"] for item in items])
+    inputs, labels = batch["input_ids"].numpy(), batch["labels"].numpy()
+    at_special = np.isin(originals, list(special))
+    assert (inputs[at_special] == originals[at_special]).all() and (labels[at_special] == -100).all()
+    replaced = (inputs != originals) & (inputs != tokenizer.mask_token_id)
+    assert replaced.sum() > 50 and not np.isin(inputs[replaced], list(special)).any()

@@ -60,7 +60,8 @@ class WordEncoder:
         """
         if not sentences:
             return np.zeros(0, np.int64), np.zeros(0, bool)
-        encoded = self.tokenizer(list(sentences), add_special_tokens=False, return_offsets_mapping=True,
+        encoded = self.tokenizer(list(sentences), add_special_tokens=False, split_special_tokens=True,
+                                 return_offsets_mapping=True,
                                  return_attention_mask=False, return_token_type_ids=False)
         ids, flags = [], []
         for sentence, tokens, offsets in zip(sentences, encoded["input_ids"], encoded["offset_mapping"]):
