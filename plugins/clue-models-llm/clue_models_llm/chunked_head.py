@@ -1,7 +1,7 @@
 """The model's output head on chosen hidden states only, a bounded chunk of positions at a time.
 
 Scoring needs the log-probability of one token at a few positions, but a causal LM's own
-forward returns every position's logits over the whole vocabulary: an IFLYTEK question
+forward returns every position's logits over the whole vocabulary: a classification question
 with 119 labels of a few tokens each, against gemma-3's 262,144-token vocabulary, is 0.4 GB
 of float32 logits at once, twice over for the log-softmax. :class:`Head` runs the model's
 decoder (hidden states are small), then applies the model's own head (its output

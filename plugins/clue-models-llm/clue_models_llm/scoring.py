@@ -201,7 +201,7 @@ class LikelihoodScorer:
     def shared_prefix(self, requests: Sequence[ChoiceRequest]) -> int:
         """Tokens every request's prefix begins with, where that is worth a pass of its own (else 0).
 
-        An instruction every question repeats (IFLYTEK's list of 119 labels) then runs once for
+        An instruction every question repeats (a list of 119 labels to choose from) runs once for
         the whole call; each question continues from a copy of its cache, unpadded, so a
         sliding-window layer sees exactly what it sees in a pass over that question alone.
         """
