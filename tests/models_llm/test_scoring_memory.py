@@ -45,7 +45,7 @@ def check_against_separate(model, requests, scored, prefix_stats):
 
 @pytest.mark.parametrize(("tree", "prefix_stats"), [(True, False), (False, False), (True, True)])
 def test_many_choices_are_scored_in_bounded_chunks(tree, prefix_stats) -> None:
-    model, tokenizer = tiny_model(["天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏"])
+    model, _ = tiny_model(["天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏"])
     vocab = model.get_output_embeddings().weight.shape[0]
     requests = many_choices(random.Random(3), vocab, examples=3, choices=119)
     budget = 7 * vocab  # seven positions of logits at a time
