@@ -18,7 +18,7 @@ then ``None`` followed by one entry per token from position ``num_cached_tokens 
 * the requests are ``prompt + choice`` token ids exactly as the transformers backend splits
   them (:func:`~clue_models_llm.scoring.encode_requests`), each example's choices side by
   side and examples sorted by their prompt tokens, so that the engine computes a shared
-  prompt (an instruction, few-shot demos, a C3 passage) once and every later choice reads it;
+  prompt (an instruction, few-shot demos, a long reading passage) once and every later choice reads it;
 * a request is read only from the positions it needs (its continuation; for ``ppl`` the
   first choice of an example also needs its prompt, and is sent with the cache unread);
 * a request whose cached tokens reached into its continuation (vLLM caches whole blocks, so
