@@ -125,7 +125,7 @@ def test_judge_keys_without_the_llm_plugin_are_warnings(run_cli) -> None:
     assert "set 'judge.max_new_tokens', which neither the task nor any installed model declares" in result.output
 
 
-@pytest.mark.parametrize("name", ["vllm", "vllm:Qwen/Qwen3-8B"])
+@pytest.mark.parametrize("name", ["sglang", "sglang:Qwen/Qwen3-8B"])
 def test_model_recommendations_for_a_family_not_installed_are_warnings_even_with_a_typo(run_cli, name) -> None:
     """What a model that is not installed declares is unknown: its keys, a near-miss included, warn."""
     plugin = ThirdParty(model_recommendations={name: {"temprature": 0.1, "gpu_memory_utilization": 0.9}},
@@ -141,7 +141,7 @@ def test_model_recommendations_for_a_family_not_installed_are_warnings_even_with
 
 
 def test_run_control_for_a_model_not_installed_is_still_a_problem(run_cli) -> None:
-    plugin = ThirdParty(model_recommendations={"vllm": {"seed": 1}}, models=())
+    plugin = ThirdParty(model_recommendations={"sglang": {"seed": 1}}, models=())
     result = run_cli("check", "advised", kernel=real_kernel_with(plugin))
     assert result.exit_code == 2, result.output
     assert len(errors(result.output)) == 1 and "'seed', which is run control" in result.output
