@@ -59,6 +59,18 @@ def main() -> None:
     print(f"{len(requests)} questions, 119 labels each; prompt {prompt_tokens:.0f} tokens, a label "
           f"{label_tokens:.2f} tokens on average; per question: {tokens / len(requests):.1f} label tokens, "
           f"{positions / len(requests):.1f} distinct head positions")
+    # The FLOP floor of any exact scorer: the head at the distinct positions, plus the decoder's
+    # matmuls over each question's own tokens (its description after the shared instruction, and
+    # every label token but the last), which no cache can skip.
+    shared = scorer.shared_prefix(requests)
+    own = sum(len(r.prefix) - shared + sum(len(c) - 1 for c in r.continuations) for r in requests)
+    layer_params = sum(m.weight.numel() for m in model.get_decoder().layers.modules()
+                       if isinstance(m, torch.nn.Linear))
+    head_params = scorer.head.linear.weight.numel()
+    floor = (positions * head_params + own * layer_params) / (positions * head_params)
+    print(f"per question {own / len(requests):.0f} tokens of its own through the layers "
+          f"({layer_params / 1e6:.0f}M matmul weights, the head {head_params / 1e6:.0f}M): any exact scorer "
+          f"needs at least {floor:.2f}x the distinct-position bound, {floor * positions / tokens:.2f}x the other")
     hidden = torch.randn(tokens, model.config.hidden_size)
     ours, bound, strict = [], [], []
     for _ in range(args.runs):

@@ -86,6 +86,7 @@ class Head:
             return forward(self.decoder, ids, mask, positions, cache).last_hidden_state
         return forward(self.model, ids, mask, positions, cache, logits_to_keep=1 if last_only else 0).logits
 
+    @torch.inference_mode()
     def picked(self, states: torch.Tensor, index: torch.Tensor, targets: torch.Tensor,
                observe: Callable[[int], None] | None = None) -> torch.Tensor:
         """``log p(targets[k] | states[index[k]])`` for every ``k``, float32 on the CPU.
@@ -106,11 +107,23 @@ class Head:
             logits = self.logits(chunk) if self.direct else chunk.float()
             if observe is not None:
                 observe(logits.numel())
-            normaliser = torch.logsumexp(logits, dim=-1)
             lo = int(torch.searchsorted(sorted_slot, start))
             hi = int(torch.searchsorted(sorted_slot, end))
             which = order[lo:hi]
             rows = slot[which] - start
-            result[which.cpu()] = (logits[rows, targets[which]] - normaliser[rows]).cpu()
+            wanted = logits[rows, targets[which]]
+            normaliser = _logsumexp_(logits)  # a fresh block: the head's output, or a copy of indexed logits
+            result[which.cpu()] = (wanted - normaliser[rows]).cpu()
             del logits, normaliser
         return result
+
+
+def _logsumexp_(logits: torch.Tensor) -> torch.Tensor:
+    """``logsumexp`` over the last dimension, overwriting ``logits``: no second block of that size.
+
+    ``torch.logsumexp`` keeps its ``exp`` in a temporary as large as its input (another 128 MiB
+    at the default budget); the same steps done in place leave only one row-sized vector.
+    """
+    top = logits.amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    return logits.sub_(top).exp_().sum(dim=-1).log_().add_(top.squeeze(-1))

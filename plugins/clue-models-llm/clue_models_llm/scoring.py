@@ -34,6 +34,10 @@ from clue_models_llm.runtime import input_device, left_padded, new_cache, right_
 
 #: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
 LOGIT_BUDGET = 1 << 27
+#: Most prompt tokens (rows x columns, padding included) one prefix pass runs: its key/value cache
+#: and activations grow with them (gemma-3-270m: about 37 KiB of cache and 60 KiB of activations
+#: a token in float32), and a pass this large already keeps the matmuls busy.
+PASS_TOKENS = 2048
 #: Tokens all prompts of a call must share for them to run once (:meth:`LikelihoodScorer.shared_prefix`).
 SHARED_MIN = 64
 
@@ -154,7 +158,8 @@ class LikelihoodScorer:
         self.observe: Callable[[int], None] | None = None
 
     def batches(self, requests: Sequence[ChoiceRequest]) -> list[list[int]]:
-        """Request indices batched longest prefix first, within the batch size and the logit budget."""
+        """Request indices batched longest prefix first, within the batch size, the logit budget and
+        :data:`PASS_TOKENS` (a single request longer than that runs alone)."""
         order = sorted(range(len(requests)), key=lambda i: (-len(requests[i].prefix), i))
         batches: list[list[int]] = []
         current: list[int] = []
@@ -167,7 +172,8 @@ class LikelihoodScorer:
             cost = more_rows * more_width * self.vocab
             if self.prefix_stats:
                 cost = max(cost, (len(current) + 1) * more_prefix * self.vocab)
-            if current and (len(current) >= self.batch_size or cost > LOGIT_BUDGET):
+            tokens = (len(current) + 1) * more_prefix
+            if current and (len(current) >= self.batch_size or cost > LOGIT_BUDGET or tokens > PASS_TOKENS):
                 batches.append(current)
                 current, rows, width, prefix_width = [], 0, 0, 0
                 more_rows, more_width = len(request.continuations), max(len(c) for c in request.continuations)
@@ -258,17 +264,23 @@ class LikelihoodScorer:
             for continuation in request.continuations:
                 owners.append(b)
                 rows.append(continuation)
-        first_scores = self.head.picked(last, torch.tensor(owners), torch.tensor([row[0] for row in rows]),
-                                        self.observe)
+        first = torch.tensor([row[0] for row in rows])
+        parts = None
         if max(len(row) for row in rows) > 1:
-            rest = None
             if self.tree:
-                rest = self._continue_tree(requests, cache, mask)
-            if rest is None:
-                rest = self._continue_repeated(rows, owners, cache, mask)
-        else:
-            rest = torch.zeros(len(rows))
-        totals = (first_scores + rest).tolist()
+                parts = self._continue_tree(requests, cache, mask)
+            if parts is None:
+                parts = self._continue_repeated(rows, owners, cache, mask)
+        if parts is None:
+            states, index, targets, row_of = last, torch.tensor(owners), first, torch.arange(len(rows))
+        else:  # one head call for the prompts' last positions and the continuations' (one weight read)
+            rest, rest_targets, rest_rows = parts
+            states = torch.cat([last.to(rest.device), rest])
+            index = torch.cat([torch.tensor(owners), torch.arange(len(rest)) + len(last)])
+            targets = torch.cat([first, rest_targets.cpu()])
+            row_of = torch.cat([torch.arange(len(rows)), rest_rows.cpu()])
+        picked = self.head.picked(states, index, targets, self.observe)
+        totals = torch.zeros(len(rows)).index_add_(0, row_of, picked).tolist()
         results = []
         row = 0
         for b, request in enumerate(requests):
@@ -278,14 +290,13 @@ class LikelihoodScorer:
             row += n
         return results
 
-    def _sums(self, states: torch.Tensor, targets: torch.Tensor, row_of: torch.Tensor, rows: int) -> torch.Tensor:
-        """Per row, the summed log-probabilities of ``targets`` read from ``states`` (both ``[positions, ...]``)."""
-        picked = self.head.picked(states, torch.arange(len(targets)), targets, self.observe)
-        return torch.zeros(rows).index_add_(0, row_of.cpu(), picked)
-
     def _continue_repeated(self, rows: Sequence[tuple[int, ...]], owners: Sequence[int], cache: Any,
-                           mask: torch.Tensor) -> torch.Tensor:
-        """Every choice in its own row, against its prompt's cache rows repeated: the generic way."""
+                           mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every choice in its own row, against its prompt's cache rows repeated: the generic way.
+
+        Returns the hidden states (or logits) of every continuation token but the last, the
+        token each predicts and the choice it belongs to.
+        """
         device = self.device
         width = max(len(row) for row in rows) - 1
         cont_ids, cont_mask = right_padded([row[:-1] for row in rows], self.pad_id, width, device)
@@ -297,14 +308,15 @@ class LikelihoodScorer:
         targets, target_mask = right_padded([row[1:] for row in rows], self.pad_id, width, states.device)
         keep = target_mask.bool()
         row_of = torch.arange(len(rows), device=keep.device).unsqueeze(1).expand_as(keep)[keep]
-        return self._sums(states[keep], targets[keep], row_of, len(rows))
+        return states[keep.to(states.device)], targets[keep], row_of
 
     def _continue_tree(self, requests: Sequence[ChoiceRequest], cache: Any, mask: torch.Tensor
-                       ) -> torch.Tensor | None:
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
         """All choices of a prompt in one row after its cache (:mod:`clue_models_llm.tree_masks`).
 
-        ``None`` where this model's cache layers or attention take no such mask; the cache is
-        then untouched (a refused mask fails before the first layer).
+        Returns what :meth:`_continue_repeated` returns, or ``None`` where this model's cache
+        layers or attention take no such mask; the cache is then untouched (a refused mask fails
+        before the first layer).
         """
         from clue_models_llm import tree_masks
 
@@ -322,8 +334,7 @@ class LikelihoodScorer:
             attention = attention.to(device)
         states = self.head.run(tree.ids.to(device), attention, tree.positions.to(device), cache)
         real = tree.choice >= 0
-        return self._sums(states[real.to(states.device)], tree.targets[real], tree.choice[real],
-                          sum(len(r.continuations) for r in requests))
+        return states[real.to(states.device)], tree.targets[real], tree.choice[real]
 
 
 def _text_config(model: Any) -> Any:
