@@ -9,7 +9,8 @@ the continuation of *every* choice, so all choices are scored over the same text
 tokenizer that keeps the boundary (characters, or a prompt ending in punctuation), this is
 exactly lm-evaluation-harness's split (context tokens, then ``whole[len(context):]``).
 
-Batches. Prefixes of up to ``eval_batch_size`` examples (longest first) run left-padded in
+Batches. Prefixes of up to ``eval_batch_size`` examples (longest first; at most
+:data:`PASS_TOKENS` tokens, padding included, which bounds the pass's memory) run left-padded in
 one pass that fills a key/value cache and computes the logits of the last column only; the
 first token of every continuation is scored from them. The cache's rows are then repeated
 once per choice and all continuations of the batch run in one more pass against it. A
