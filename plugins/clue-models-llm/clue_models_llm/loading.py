@@ -92,9 +92,9 @@ def check_source(source: str) -> None:
     """What can be checked before anything is loaded: a local folder exists and has a configuration."""
     folder = Path(source).expanduser()
     if source.lower().endswith(".gguf"):
-        from clue_models_llm.gguf_loading import check
+        from clue_models_llm.gguf_file import check_gguf  # not gguf_loading, which builds on this module
 
-        check(source)
+        check_gguf(folder)
     elif is_local(source):
         if not folder.is_dir():
             raise ClueError(f"{source}: no such model folder")
