@@ -14,7 +14,8 @@ DEMO_DIR ?= runs/demo
 
 $(STAMP): requirements-dev.txt constraints.txt pyproject.toml plugins/*/pyproject.toml examples/*/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements-dev.txt
+	# llama-cpp-python compiles llama.cpp when no wheel is cached: on every core, not one
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} $(BIN)/python -m pip install --quiet -c constraints.txt -r requirements-dev.txt
 	touch $(STAMP)
 
 install: $(STAMP)
