@@ -3,9 +3,11 @@
 Both run the whole ``clue-core sweep`` command in a fresh process into a fresh folder, so each
 side pays its start-up and its workers' imports (torch). The baseline is ``--workers 1``: the
 same executor, one trial at a time. Goal: ≥ 1.6× on 2 cores. Each side's best of ``--repeats``
-is kept (other processes only ever slow a run down).
+is kept (other processes only ever slow a run down). ``--steps`` sets each trial's training
+steps: a trial of a real study trains for minutes, so the default (200 steps, about ten seconds
+here) keeps a worker's start-up (importing torch) from standing in for the trials themselves.
 
-    python benchmarks/sweep_workers.py [--repeats N]
+    python benchmarks/sweep_workers.py [--repeats N] [--steps N]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ seeds = [1, 2]
 sample = true
 [settings]
 progress = false
-max_steps = 24
+max_steps = {steps}
 tiny_hidden_size = 64
 tiny_num_layers = 2
 [grid]
@@ -37,9 +39,10 @@ cpus = 1
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=200, help="training steps of each trial")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        sweep = write_sweep(Path(folder) / "sweep.toml", SWEEP)
+        sweep = write_sweep(Path(folder) / "sweep.toml", SWEEP.format(steps=args.steps))
         one = two = (float("inf"), 0.0)
         for _ in range(args.repeats):  # alternate, so a burst of load hits both sides alike
             seconds, summary = time_sweep(sweep, "--workers", "1")
@@ -47,7 +50,7 @@ def main() -> None:
             seconds, summary = time_sweep(sweep, "--workers", "2")
             two = min(two, (seconds, summary["cpu_seconds"]))
     trials = summary["counts"]["total"]
-    print(f"{trials} hf-tiny trials ({load()})")
+    print(f"{trials} hf-tiny trials of {args.steps} steps ({load()})")
     print(f"baseline, one after another (--workers 1): {one[0]:6.1f} s wall, {one[1]:6.1f} s CPU")
     print(f"2 local workers (--workers 2):             {two[0]:6.1f} s wall, {two[1]:6.1f} s CPU")
     one, two = one[0], two[0]
