@@ -9,6 +9,7 @@ there is one, is kept).
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,9 +66,20 @@ def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any
     if project_dir is not None:
         options["project_config"] = ProjectConfiguration(project_dir=str(project_dir),
                                                          logging_dir=str(project_dir / "logs"))
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+        atexit.unregister(leave_process_group)  # registered once however many learners a run builds
+        atexit.register(leave_process_group)
     return Accelerator(mixed_precision=settings.mixed_precision,
                        gradient_accumulation_steps=settings.gradient_accumulation_steps,
                        cpu=cpu_processes(), **options)
+
+
+def leave_process_group() -> None:
+    """Leave the process group before the interpreter tears down: a gloo group left to teardown
+    sometimes aborts a rank after its work is done ("terminate called without an active exception",
+    SIGABRT), which torchrun then reports as the whole run failing."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 def cpu_processes() -> bool:
