@@ -154,7 +154,19 @@ def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ())
             if key not in seen:
                 seen.add(key)
                 _add_run(found, run_dir, records)
+    if found.unfinished and not found.runs and not found.inputs:
+        raise ClueError(_only_unfinished(paths, found.unfinished))
     return found
+
+
+def _only_unfinished(paths: list[Path], unfinished: list[Unfinished]) -> str:
+    """The one line for paths holding unfinished runs and nothing else: an empty table with exit 0 would
+    read as "nothing went wrong", when the user's run was interrupted (and can be resumed)."""
+    where = ", ".join(str(p) for p in paths)
+    what = ("an interrupted run" if len(unfinished) == 1 and unfinished[0].path.name.endswith(".staging")
+            else "an unfinished run" if len(unfinished) == 1 else f"{len(unfinished)} unfinished runs")
+    return (f"{where}: holds only {what}, nothing to report: "
+            + "; ".join(f"{u.path} ({u.reason})" for u in unfinished))
 
 
 def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
