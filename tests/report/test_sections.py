@@ -115,7 +115,7 @@ def test_a_plugin_section_is_in_every_rendering(run_cli, tally: Path, baseline_r
 
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "## Tally\n\n| name | count |" in markdown
-    assert "| 甲 | 3 |" in markdown and "| b<c | 5 |" in markdown
+    assert "| 甲 | 3 |" in markdown and "| b&lt;c | 5 |" in markdown  # cells are text, escaped (kit.md_text)
 
 
 def test_a_section_stores_its_data_under_its_key_and_is_left_out_without_its_files(

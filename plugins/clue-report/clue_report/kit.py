@@ -13,7 +13,9 @@ The contract (also in ``plugins/clue-report/README.md``):
   right-aligned ``<td>`` with an optional line under the number and a tooltip.
 * Tables: ``kit.table(headers, rows, row_classes=())`` is an HTML table (cells are HTML; a
   cell that begins with ``<td`` is used as is); ``kit.md_table(headers, rows)`` is the same
-  as GitHub Markdown (cells are text, ``|`` escaped).
+  as GitHub Markdown (cells are text, escaped with ``kit.md_text``: ``<``, ``>``, ``&`` as
+  entities, ``|``, backticks, ``*``, brackets with a backslash). ``kit.md_text(text)`` escapes
+  text a section writes in its own Markdown lines (a title from a file).
 * Charts take plain data and return the ``<figure>`` to put in the page, or ``""`` when the
   report draws no charts (``--no-charts`` in the API, or nothing to draw). A :data:`Label` is
   a text or a ``(text, english)`` pair: without a CJK font the English name is drawn (and a
@@ -93,12 +95,35 @@ def figure(chart: Chart) -> str:
             f"<figcaption>{escape(chart.title)}</figcaption></figure>")
 
 
+class Markdown(str):
+    """Text that is Markdown already (the report's own ``**bold**``, numbers with ``[low, high]``):
+    :func:`md_table` puts it in as it is, where it escapes every other cell; build it from
+    :func:`md_text` pieces (which escape ``|``) and the report's own text, never raw names."""
+
+
+#: What :func:`md_text` escapes. ``<``, ``>`` and ``&`` as HTML entities, so no renderer makes HTML of a
+#: name (GitHub, like most, renders inline HTML); the others with a backslash, so a name makes no code
+#: span, emphasis or link. ``_`` is left alone: GitHub never reads it as emphasis inside a word
+#: (``test_public``), and a name like ``_x_`` is at worst shown in italics.
+_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "\\\\", "`": "\\`", "*": "\\*", "[": "\\[",
+               "]": "\\]", "|": "\\|", "\n": " ", "\r": " "}
+
+
+def md_text(text: Any) -> str:
+    """``text`` (anything, as ``str``) shown as itself in Markdown: a model named
+    ``<img src=x onerror=alert(1)>`` stays text in every renderer, a ``|`` does not split a table cell."""
+    return "".join(_MD_ESCAPES.get(c, c) for c in str(text))
+
+
 def _md_cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    if isinstance(text, Markdown):
+        return str(text).replace("\n", " ")
+    return md_text(text)
 
 
 def md_table(headers: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-flavoured Markdown table of text cells."""
+    """A GitHub-flavoured Markdown table of text cells, each escaped with :func:`md_text` (a
+    :class:`Markdown` cell is put in as it is)."""
     lines = ["| " + " | ".join(map(_md_cell, headers)) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in rows]
     return "\n".join(lines)
@@ -120,6 +145,7 @@ class Kit:
     table = staticmethod(table)
     num = staticmethod(num)
     md_table = staticmethod(md_table)
+    md_text = staticmethod(md_text)
 
     @staticmethod
     def number(value: Any, digits: int = 2) -> str:

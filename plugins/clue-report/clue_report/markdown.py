@@ -1,4 +1,11 @@
-"""``report.md``: the report's tables in GitHub-flavoured Markdown, for a README or an issue."""
+"""``report.md``: the report's tables in GitHub-flavoured Markdown, for a README or an issue.
+
+Every text that came from a file or a plugin (model names, row labels, task, metric and
+setting names, settings values, paths in warnings, section titles) goes through
+:func:`~clue_report.kit.md_text`: report.md is pasted where Markdown is rendered, and a model
+named ``<img src=x onerror=alert(1)>`` must be shown, not rendered. The report's own formatting
+is a :class:`~clue_report.kit.Markdown` cell, built from escaped pieces.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +13,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clue_report import format as fmt
-from clue_report.kit import md_table
+from clue_report.kit import Markdown, md_table, md_text
 
 
 def _with(value: Any, detail: str) -> str:
     return f"{fmt.number(value)} {detail}".strip()
 
 
-def _cell(cell: Mapping[str, Any]) -> str:
-    """The primary dev metric with its uncertainty, then its scores on the scored splits (``; test_public …``)."""
-    return "; ".join([_with(cell["value"], fmt.cell_detail(cell)), *fmt.scored_details(cell)])
+def _cell(cell: Mapping[str, Any]) -> Markdown:
+    """The primary dev metric with its uncertainty, then its scores on the scored splits (``; test_public …``):
+    numbers and brackets the report writes, split names escaped."""
+    detail = fmt.cell_detail(cell)  # "[low, high]" (numbers), or "± std (n <setting>s)" naming a setting
+    return Markdown("; ".join([_with(cell["value"], detail if detail.startswith("[") else md_text(detail)),
+                               *map(md_text, fmt.scored_details(cell))]))
 
 
 def leaderboard(report: Mapping[str, Any]) -> str:
@@ -25,7 +35,7 @@ def leaderboard(report: Mapping[str, Any]) -> str:
     for rank, row in enumerate(report["rows"], 1):
         label = row["label"] + ("" if row["comparable"] else " (not comparable)")
         cells = [rank, label, row["kind"], row["size"] or "—", fmt.usage(row), fmt.settings(row["settings"]) or "—"]
-        cells += [fmt.group_text(row["groups"].get(name), split=True) for name in groups]
+        cells += [fmt.group_text(row["groups"].get(name), split=True) for name in groups]  # escaped by md_table
         cells += [_cell(c) if (c := row["cells"].get(t["name"])) else "—" for t in tasks]
         rows.append(cells)
     headers = ["#", "model", "kind", "size", "use", "settings", *groups,
@@ -34,26 +44,26 @@ def leaderboard(report: Mapping[str, Any]) -> str:
 
 
 def _task(task: Mapping[str, Any]) -> list[str]:
-    lines = [f"### {task['name']}", ""]
+    lines = [f"### {md_text(task['name'])}", ""]
     for board in task["boards"]:
         shots = "" if board["shots"] is None else f", {board['shots']}-shot"
-        lines += [f"dev {board['metric']} ({board['mode']}{shots}):", ""]
+        lines += [md_text(f"dev {board['metric']} ({board['mode']}{shots}):"), ""]
         rows = []
         for entry in board["entries"]:
             if entry["kind"] == "published":
                 rows.append([entry["rank"], entry["model"], fmt.number(entry["value"]),
                              f"published, CLUE {entry['version']} data", entry["source"]])
             else:
-                rows.append([entry.get("rank", "—"), f"**{entry['model']}**",
-                             _with(entry["value"], fmt.interval(entry.get("interval"))),
+                rows.append([entry.get("rank", "—"), Markdown(f"**{md_text(entry['model'])}**"),
+                             Markdown(_with(entry["value"], fmt.interval(entry.get("interval")))),
                              "this report" if entry["comparable"] else f"not comparable: {entry['reason']}", ""])
         lines += [md_table(["rank", "model", "value", "what", "source"], rows), ""]
         if not any(entry["kind"] == "run" for entry in board["entries"]):
-            lines += [f"No run in this report was used this way ({board['mode']}{shots}).", ""]
+            lines += [md_text(f"No run in this report was used this way ({board['mode']}{shots})."), ""]
     for board in task.get("scored_boards") or ():
         shots = "" if board["shots"] is None else f", {board['shots']}-shot"
-        lines += [f"{board['split']} {board['metric']} ({board['mode']}{shots}), each run beside the published "
-                  f"score of the data it trained on:", ""]
+        lines += [md_text(f"{board['split']} {board['metric']} ({board['mode']}{shots}), each run beside the "
+                          f"published score of the data it trained on:"), ""]
         rows = []
         for entry in board["entries"]:
             if entry["kind"] == "published":
@@ -61,7 +71,8 @@ def _task(task: Mapping[str, Any]) -> list[str]:
                              f"published, {entry['split']} ({entry['version']})", entry["source"]])
             else:
                 version = f" ({entry['version']})" if entry["version"] else ""
-                rows.append([entry.get("rank", "—"), f"**{entry['model']}**", fmt.number(entry["value"]),
+                rows.append([entry.get("rank", "—"), Markdown(f"**{md_text(entry['model'])}**"),
+                             fmt.number(entry["value"]),
                              f"this report{version}" if entry["comparable"]
                              else f"not comparable{version}: {entry['reason']}", ""])
         lines += [md_table(["rank", "model", "value", "what", "source"], rows), ""]
@@ -76,8 +87,9 @@ def _legend(report: Mapping[str, Any]) -> str:
                                 if group.get("split")))
     text = ""
     if splits:
-        text += (f" After `;` a cell's score on {', '.join(splits)}; a group marked `on {splits[0]}` averages "
-                 f"that split, which its benchmark reports, since every member present has it.")
+        text += (f" After `;` a cell's score on {md_text(', '.join(splits))}; a group marked on "
+                 f"{md_text(splits[0])} averages that split, which its benchmark reports, since every member "
+                 f"present has it.")
     if any(row.get("repeat") for row in report["rows"]):
         text += " A row ending in a repeat (`split 0–4`) holds the mean ± std over those trainings."
     return text
@@ -87,7 +99,7 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
     """``report.md``; ``sections`` are the plugins' views as ``(title, lines)``, in page order."""
     lines = ["# CLUE report", ""]
     if report["warnings"]:
-        lines += ["**Read this first:**", "", *(f"- {w}" for w in report["warnings"]), ""]
+        lines += ["**Read this first:**", "", *(f"- {md_text(w)}" for w in report["warnings"]), ""]
     if report["rows"]:
         lines += ["## Leaderboard", "", leaderboard(report), "",
                   "Cells: primary dev metric with its 95% bootstrap interval (one run) or ± std over seeds. "
@@ -97,5 +109,5 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
         for task in report["tasks"]:
             lines += _task(task)
     for title, section in sections:
-        lines += [f"## {title}", "", *section, *([""] if section and section[-1] else [])]
+        lines += [f"## {md_text(title)}", "", *section, *([""] if section and section[-1] else [])]
     return "\n".join(lines).rstrip() + "\n"
