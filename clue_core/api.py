@@ -56,11 +56,14 @@ def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: Pa
         sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
         seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
         resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-        kernel: Kernel | None = None, echo: Callable[[str], None] | None = _stderr) -> list[RunRecord]:
+        splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
+        echo: Callable[[str], None] | None = _stderr) -> list[RunRecord]:
     """``clue-core run``: fine-tune (or evaluate) ``model`` on each task; the run records it wrote.
 
     ``echo`` receives the progress lines the command prints on stderr (``None``: none are shown).
-    ``tasks`` is a name or a list of names. Ctrl-C raises :class:`KeyboardInterrupt` whose message
+    ``tasks`` is a name or a list of names. ``splits`` is ``--splits``: ``"dev"`` (or ``["dev"]``) predicts
+    dev alone and writes no submission files; None predicts every split (a resumed run: those it started
+    with). Ctrl-C raises :class:`KeyboardInterrupt` whose message
     says what was kept (``resume=True`` continues it). In a distributed run only the main process
     gets records back; the others get an empty list.
     """
@@ -73,7 +76,7 @@ def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: Pa
     tasks = names("tasks", tasks)
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir,
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits,
                           command=["clue_core.api.run", *tasks])
     if echo is not None and not callable(echo):
         raise TypeError(f"echo: expected a function of one line (or None for silence), got {echo!r:.60}")
@@ -90,7 +93,7 @@ def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: P
          sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
          seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
          resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-         kernel: Kernel | None = None) -> list[dict[str, Any]]:
+         splits: str | Sequence[str] | None = None, kernel: Kernel | None = None) -> list[dict[str, Any]]:
     """``clue-core run --dry-run``: what would run, with every resolved setting and its source; the
     arguments are :func:`run`'s."""
     from clue_core import runner
@@ -98,7 +101,7 @@ def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: P
 
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir)
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits)
     return runner.dry_run_plan(_kernel(kernel), request)
 
 

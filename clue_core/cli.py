@@ -245,6 +245,8 @@ def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> Non
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --output-dir.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier run in the same directory.")
 @click.option("--limit", type=int, help="Run a seeded subset of at most N examples per split (a partial run).")
+@click.option("--splits", metavar="SPLIT[,SPLIT]", help="Predict only these: dev (always), a scored split "
+              "(test_public), test (every test version). --splits dev writes no submission files.")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path),
               help="Where models cache per-example results (default $CLUE_HOME/cache).")
 @click.option("--dry-run", is_flag=True, help="Show what would run, with resolved settings; write nothing.")
@@ -252,8 +254,8 @@ def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> Non
 @click.pass_context
 def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir: Path | None, sample: bool | None,
         output_dir: Path | None, seed: int | None, config_file: Path | None, overrides: tuple[str, ...],
-        no_train: bool, resume: bool, overwrite: bool, limit: int | None, cache_dir: Path | None, dry_run: bool,
-        as_json: bool) -> None:
+        no_train: bool, resume: bool, overwrite: bool, limit: int | None, splits: str | None, cache_dir: Path | None,
+        dry_run: bool, as_json: bool) -> None:
     """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
     from clue_core import runner
     from clue_core.config import run_request
@@ -261,7 +263,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
 
     request = run_request(tasks=tasks, model=model, config_file=config_file, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, command=sys.argv[:])
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, command=sys.argv[:], splits=splits)
     kernel = get_kernel(ctx)
     if dry_run:
         plan = runner.dry_run_plan(kernel, request)
@@ -271,6 +273,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
             click.echo(f"{item['task']}: model {item['model']}, data {item['data']}")
             click.echo(f"  run dir: {item['run_dir']} ({'train + predict' if item['train'] else 'predict only'})")
             click.echo(f"  seed: {item['seed']}")
+            click.echo(f"  splits: {', '.join(item['splits'])}")
             click.echo(f"  submission files: {', '.join(item['submission_files']) or '-'}")
             click.echo("  settings:")
             for row in item["settings"]:
@@ -282,7 +285,7 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
     if as_json:
         return echo_json([{"task": r.task, "run_dir": str(r.run_dir), "dev": r.metrics,
                            "primary_metric": r.primary_metric, "counts": r.counts,
-                           "submission_files": r.submission_files} for r in results])
+                           "submission_files": r.submission_files, "splits": list(r.splits)} for r in results])
     echo_table(runner.results_table(results, kernel))
     return None
 

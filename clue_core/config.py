@@ -114,7 +114,8 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
                 data_dir: str | Path | None = None, sample: bool | None = None, output_dir: str | Path | None = None,
                 seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
                 resume: bool = False, overwrite: bool = False, limit: int | None = None,
-                cache_dir: str | Path | None = None, command: Sequence[str] = ()) -> RunRequest:
+                cache_dir: str | Path | None = None, command: Sequence[str] = (),
+                splits: str | Sequence[str] | None = None) -> RunRequest:
     """The one place where a config file and the options given beside it become a run request.
 
     The ``run`` command and :func:`clue_core.api.run` both call it, so a flag wins over the
@@ -122,6 +123,7 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
     mapping of already typed values.
     """
     from clue_core.planning import RunRequest
+    from clue_core.splits import parse_splits
 
     tasks, model, seed, limit = names("tasks", tasks), _text("model", model), _integer("seed", seed), _integer(
         "limit", limit)
@@ -163,6 +165,7 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         resume=resume,
         overwrite=overwrite,
         command=list(command),
+        splits=parse_splits(splits),
     )
 
 

@@ -37,6 +37,7 @@ from clue_core.settings import (
 )
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
+from clue_core.splits import TEST, check_known, recorded_splits, task_splits
 
 
 @dataclass
@@ -59,6 +60,7 @@ class RunRequest:
     command: list[str] = field(default_factory=list)
     limit: int | None = None
     cache_dir: Path | None = None
+    splits: tuple[str, ...] | None = None  # --splits: what to predict (None: everything, or what a resumed run did)
 
 
 @dataclass
@@ -77,6 +79,7 @@ class TaskPlan:
     resume: bool = False
     done: bool = False
     repeat_value: str | None = None  # the value of its task's repeat this plan runs (FewCLUE split=all)
+    predict: tuple[str, ...] = ("dev",)  # the splits it predicts (clue_core.splits): dev, scored ones, test
 
 
 def default_output_dir(model: str) -> Path:
@@ -251,7 +254,9 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
         if other != plan.task.name:
             raise ClueError(f"tasks {other} and {plan.task.name} would both run in {plan.paths.final}; "
                             f"run them with different --output-dir")
+    check_known(request.splits, tasks)
     for plan in plans:
+        plan.predict = task_splits(plan.task, request.splits)
         check_metric_settings(kernel, plan)
         check_inner_models(kernel, plan)
     return model, argument, output_dir, plans
@@ -299,6 +304,8 @@ def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | Non
         raise ClueError(f"{exc}; use --overwrite to start over") from None
     want, had = _resume_identity(plan, request, manifest, complete)
     differ = [key for key in want if want[key] != had.get(key)]
+    if "--splits" in differ:  # other splits read other files: the data differs because of them
+        differ = [key for key in differ if key != "data"]
     if not differ:
         return
     detail = ", ".join("data files" if k == "data" and not complete else f"{k} ({had.get(k)!r} → {want[k]!r})"
@@ -323,6 +330,8 @@ def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: Manifest, co
             **{f"setting {k}": _as_json(shown[k]) for k in sorted(names)}}
     had = {"model": manifest.model, "task": manifest.task, "seed": manifest.seed, "limit": manifest.limit,
            **{f"setting {k}": _as_json(recorded.get(k)) for k in sorted(names)}}
+    had["--splits"] = ",".join(recorded_splits(manifest, plan.task))
+    want["--splits"] = had["--splits"] if request.splits is None else ",".join(plan.predict)
     if not complete:
         want["data"], had["data"] = plan.checksums, data.get("files")
     elif "source" in data:
@@ -377,6 +386,7 @@ def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
         "run_dir": str(plan.paths.final),
         "train": model.trains and not request.no_train,
         "seed": request.seed,
-        "submission_files": [v.submission_file for v in plan.task.test_versions],
+        "splits": list(plan.predict),
+        "submission_files": [v.submission_file for v in plan.task.test_versions if TEST in plan.predict],
         "settings": [{"name": n, "value": v, "source": s} for n, v, s in plan.settings.rows()],
     } for plan in plans]

@@ -191,7 +191,7 @@ def check_manifest(path: Path, data: dict[str, Any]) -> None:
         if "repeat" in data and not isinstance(data["repeat"].get(key), str):
             raise check.fail(f"repeat.{key}", "a name", data["repeat"].get(key))
     check.numbers("counts", nullable=False)
-    for key in ("submission_files", "notes", "command"):
+    for key in ("submission_files", "notes", "command", "splits"):
         check.strings(key)
     partial = check.within("partial")
     partial.of_type("limit", int, "an integer")

@@ -136,6 +136,7 @@ class RunWriter:
             **({"repeat": {"setting": plan.task.repeat.setting, "value": plan.repeat_value}}
                if plan.repeat_value is not None and plan.task.repeat is not None else {}),
             "counts": tally,
+            "splits": list(plan.predict),  # --splits: submit refuses a run without test, --resume keeps them
             "test_versions": {v.version: v.submission_file for v in task.test_versions if v.version in plan.tests},
             "notes": plan.notes,
             "started": _now(),

@@ -20,13 +20,14 @@ class TaskResult:
     submission_files: list[str]
     notes: list[str]
     partial: bool = False
+    splits: tuple[str, ...] = ()  # what it predicted (--splits); without test, no submission files
 
     @classmethod
-    def of(cls, run_dir: Path, metrics: Metrics, submission_files: Sequence[str], notes: Sequence[str]
-           ) -> TaskResult:
+    def of(cls, run_dir: Path, metrics: Metrics, submission_files: Sequence[str], notes: Sequence[str],
+           splits: Sequence[str] = ()) -> TaskResult:
         """A task's row from its run record: a run just made and one ``--resume`` left as it was read alike."""
         return cls(metrics.task, run_dir, dict(metrics.dev), metrics.primary_metric, dict(metrics.counts),
-                   list(submission_files), list(notes), partial=metrics.partial)
+                   list(submission_files), list(notes), partial=metrics.partial, splits=tuple(splits))
 
 
 def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
@@ -41,10 +42,19 @@ def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -
             ", ".join(f"{k} -" if v is None else f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}"
                       for k, v in r.metrics.items()) or "-",
             str(r.counts.get("dev", 0)),
-            ", ".join(r.submission_files) or "-",
+            ", ".join(r.submission_files) or _no_files(r),
             str(r.run_dir),
         ])
     return rows
+
+
+def _no_files(result: TaskResult) -> str:
+    """The submission files cell of a run that wrote none: why, when it is ``--splits`` that left test out."""
+    from clue_core.splits import TEST, dev_only
+
+    if result.splits and TEST not in result.splits:
+        return f"none: {dev_only(result.splits)}"
+    return "-"
 
 
 def _count_totals(kernel: Kernel | None, task_name: str) -> set[str]:

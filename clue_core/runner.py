@@ -46,6 +46,8 @@ from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED, redact_command
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
+from clue_core.splits import TEST, recorded_splits
+from clue_core.splits import settle as settle_splits
 
 __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
            "prediction_records", "resolve_settings", "results_table", "run"]
@@ -78,10 +80,10 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None
     data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample)
     plan.data_dir = data_dir
     for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
-        if split in ("train", "dev") or split in task.scored_splits:
+        if split in ("train", "dev") or (split in task.scored_splits and split in plan.predict):  # as --splits says
             plan.splits[split] = read_split(task, data_dir, split, plan.settings)
     plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
-    for version in task.test_versions:
+    for version in task.test_versions if TEST in plan.predict else ():  # --splits dev: no test read or written
         try:
             plan.tests[version.version] = read_split(task, data_dir, version.split, plan.settings)
         except DataError as exc:
@@ -146,6 +148,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                     continue
             else:
                 plan.resume = request.resume and plan.paths.interrupted()
+            settle_splits(plan, request)  # a resumed run keeps the splits it started with
             _read_task_data(plan.task, request, plan)
             if plan.resume:
                 check_resume_matches(plan, request)
@@ -218,7 +221,8 @@ def _finished_result(plan: TaskPlan) -> TaskResult:
         record = read_run(plan.paths.final)
     except ClueError as exc:
         raise ClueError(f"{exc}; use --overwrite to run it again") from None
-    return TaskResult.of(record.path, record.metrics, record.manifest.submission_files, record.manifest.notes)
+    return TaskResult.of(record.path, record.metrics, record.manifest.submission_files, record.manifest.notes,
+                         splits=recorded_splits(record.manifest, plan.task))
 
 
 def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, rank: int, world: int,
@@ -266,4 +270,4 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         if created:
             shutil.rmtree(staging, ignore_errors=True)
         raise
-    return TaskResult.of(paths.final, metrics, files, plan.notes)
+    return TaskResult.of(paths.final, metrics, files, plan.notes, splits=plan.predict)

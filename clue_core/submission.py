@@ -29,6 +29,7 @@ from clue_core.reading import read_split
 from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import SUBMISSION_DIR
 from clue_core.specs import TaskSpec, resolve
+from clue_core.splits import TEST, dev_only, recorded_splits
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,10 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
     manifest = complete_manifest(run_dir)
     task = run_task(kernel, run_dir, manifest)
+    predicted = recorded_splits(manifest, task)
+    if TEST not in predicted:
+        raise ClueError(f"{run_dir}: {dev_only(predicted)}: the run predicted no test split, so it has no "
+                        f"submission files; run {task.name} again without --splits to submit it")
     value = repeat_value(task, manifest, run_dir)
     if value is not None:  # one training of split=all: its files carry the suffix
         from clue_core.repeats import for_value

@@ -1,0 +1,98 @@
+"""Which splits a run predicts: ``run --splits dev`` (dev only), the counterpart of ``evaluate --split``.
+
+A full run predicts dev, each labelled split scored beside it (FewCLUE's ``test_public``) and
+every test version (the leaderboard files). A quick dev-only evaluation of an LLM on C3 must not
+spend as long again on test, so ``--splits`` names what to predict: ``dev`` always (a run's
+scores are dev's), a scored split by its name, ``test`` for every test version. The choice is
+recorded in the manifest (``splits``) so that ``submit`` can refuse a run that wrote no
+leaderboard files in one line, and so that ``--resume`` without ``--splits`` keeps it; a
+``--resume`` with other splits is refused (the staged data and checksums are those of the
+splits it started with), as a different seed is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from clue_core.errors import ClueError
+from clue_core.record import Manifest, read_manifest
+
+if TYPE_CHECKING:
+    from clue_core.planning import RunRequest, TaskPlan
+    from clue_core.specs import TaskSpec
+
+#: The name ``--splits`` gives every test version of a task (the leaderboard's files).
+TEST = "test"
+
+
+def parse_splits(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """``"dev"``, ``"dev,test"`` or a list of names, as ``--splits`` and ``api.run(splits=)`` take them;
+    None when not given (a fresh run predicts everything, a resumed one what it started with)."""
+    if value is None:
+        return None
+    from clue_core.config import ArgumentError
+
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        items = list(value)
+        for item in items:
+            if not isinstance(item, str):
+                raise ArgumentError(f"splits item: expected a split name, got {type(item).__name__} {item!r:.60}")
+    else:
+        raise ArgumentError(f"splits: expected a split name or a list of them, got {type(value).__name__} "
+                            f"{value!r:.60}")
+    names = tuple(dict.fromkeys(item.strip() for item in items))
+    if "" in names or not names:
+        raise ClueError(f"--splits {value if isinstance(value, str) else ','.join(value)!r}: an empty split name; "
+                        f"name them separated by commas (--splits dev or --splits dev,test)")
+    if "dev" not in names:
+        raise ClueError(f"--splits {','.join(names)}: a run always predicts dev (its scores are dev's); "
+                        f"name dev too (--splits dev,{','.join(names)})")
+    return names
+
+
+def default_splits(task: TaskSpec) -> tuple[str, ...]:
+    """What a run without ``--splits`` predicts (and what a run recorded before ``splits`` existed did)."""
+    return ("dev", *task.scored_splits, *((TEST,) if task.test_versions else ()))
+
+
+def check_known(requested: tuple[str, ...] | None, tasks: Sequence[TaskSpec]) -> None:
+    """Every name of ``--splits`` is a split some task of the run predicts; a typo is one line."""
+    if requested is None:
+        return
+    known = {name for task in tasks for name in default_splits(task)} | {"dev", TEST}
+    for name in requested:
+        if name not in known:
+            raise ClueError(f"--splits: no task of this run predicts a split {name!r} (choose from "
+                            f"{', '.join(sorted(known))}; 'test' is every test version)")
+
+
+def task_splits(task: TaskSpec, requested: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The splits this task predicts: those of ``requested`` it has, in the order a run predicts them."""
+    every = default_splits(task)
+    return every if requested is None else tuple(name for name in every if name in requested)
+
+
+def recorded_splits(manifest: Manifest, task: TaskSpec) -> tuple[str, ...]:
+    """The splits a run predicted, as its manifest records them (a run made before: everything)."""
+    splits = manifest.data.get("splits")
+    return tuple(splits) if isinstance(splits, list) else default_splits(task)
+
+
+def settle(plan: TaskPlan, request: RunRequest) -> None:
+    """Before a task's data is read: a resumed run without ``--splits`` keeps the splits it started
+    with (its data checksums are of those), and a run that skips test says it writes no submission."""
+    if plan.resume and request.splits is None:
+        with contextlib.suppress(ClueError):  # check_resume_matches says what is wrong with the staged manifest
+            plan.predict = recorded_splits(read_manifest(plan.paths.staging), plan.task)
+    if plan.task.test_versions and TEST not in plan.predict:
+        plan.notes.append(f"{dev_only(plan.predict)}: the test split is not predicted, so no submission files "
+                          f"are written; run without --splits to submit {plan.task.name}")
+
+
+def dev_only(splits: Sequence[str]) -> str:
+    """How a run that predicted no test split is named in messages: ``dev only (--splits dev)``."""
+    return f"{'dev only' if tuple(splits) == ('dev',) else 'no test'} (--splits {','.join(splits)})"
