@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         gold_of,
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
+    from clue_core.params import FiniteFloat
     from clue_core.progress import Progress
     from clue_core.reading import read_split
     from clue_core.record import (
@@ -72,7 +73,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_run,
     )
     from clue_core.specs import resolve
-    from clue_core.table import format_table
+    from clue_core.table import format_table, printable
 
 _LAZY = {
     **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
@@ -94,6 +95,9 @@ _LAZY = {
     "read_split": "clue_core.reading",
     "resolve": "clue_core.specs",
     "format_table": "clue_core.table",
+    # a float option refusing nan/inf (clue_core.params); control characters escaped for the terminal
+    "FiniteFloat": "clue_core.params",
+    "printable": "clue_core.table",
     # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
     "Progress": "clue_core.progress",
     "__version__": "clue_core",
@@ -119,6 +123,7 @@ __all__ = [
     "DataSource",
     "Example",
     "ExampleId",
+    "FiniteFloat",
     "InputError",
     "Leaderboard",
     "Learner",
@@ -157,6 +162,7 @@ __all__ = [
     "is_main_process",
     "iter_jsonl",
     "iter_predictions",
+    "printable",
     "read_json",
     "read_manifest",
     "read_metrics",

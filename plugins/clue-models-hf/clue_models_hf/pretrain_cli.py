@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from clue_core.plugin import ClueError
+from clue_core.plugin import ClueError, FiniteFloat
 
 PRETRAIN_HELP = """Pre-train an encoder with whole-word masked-LM on a corpus folder.
 
@@ -66,7 +66,7 @@ def corpus() -> None:
 
 @corpus.command("stats")
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option("--eval-share", type=click.FloatRange(0, 0.5), default=0.01, show_default=True,
+@click.option("--eval-share", type=FiniteFloat(0, 0.5), default=0.01, show_default=True,
               help="Count the documents pretrain would hold out at this share.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def stats(directory: Path, eval_share: float, as_json: bool) -> None:

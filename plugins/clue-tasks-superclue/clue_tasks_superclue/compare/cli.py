@@ -4,7 +4,10 @@ The kernel imports this module only when ``compare`` runs (``clue-core --help`` 
 spec's help from :mod:`clue_tasks_superclue.hooks`), so the option parsing lives here and the
 work in :mod:`clue_tasks_superclue.compare.command`, imported on the command's first line.
 A :class:`~clue_core.plugin.ClueError` raised here is printed by the kernel's group as one
-``error:`` line with exit code 2, as for a built-in command.
+``error:`` line with exit code 2, as for a built-in command. Float options are
+:class:`~clue_core.plugin.FiniteFloat`: ``--tie-margin nan`` would make every game a tie and
+write NaN into comparison.json. What is printed names models and files people chose, so it
+goes out through :func:`~clue_core.plugin.printable` (an ESC in a model name shown as ``\\x1b``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from clue_core.plugin import ClueError
+from clue_core.plugin import ClueError, FiniteFloat, printable
 
 
 @click.command(name="compare")
@@ -22,7 +25,7 @@ from clue_core.plugin import ClueError
               help="The run every model is compared with (win/tie/loss).")
 @click.option("--output", "-o", "output_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
               help="Write comparison.json into this folder.")
-@click.option("--tie-margin", type=click.FloatRange(min=0), default=0.5, show_default=True,
+@click.option("--tie-margin", type=FiniteFloat(min=0), default=0.5, show_default=True,
               help="Points (0-10) within which two answers tie.")
 @click.option("--human", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
               help="Human scores per model (JSON object or CSV model,score): Pearson and Spearman.")
@@ -40,7 +43,7 @@ from clue_core.plugin import ClueError
               help="Bradley-Terry bootstrap rounds over questions (the 95% intervals; 0: none).")
 @click.option("--elo-orders", type=click.IntRange(min=1), default=100, show_default=True,
               help="Shuffled orders of the games Elo is averaged over.")
-@click.option("--elo-k", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
+@click.option("--elo-k", type=FiniteFloat(min=0, min_open=True), default=4.0, show_default=True,
               help="Elo's K: rating points a game moves at most.")
 @click.option("--force", is_flag=True, help="Replace an existing comparison.json or sheet.")
 def compare(runs: tuple[Path, ...], reference: Path, output_dir: Path, tie_margin: float, human: Path | None,
@@ -63,5 +66,5 @@ def compare(runs: tuple[Path, ...], reference: Path, output_dir: Path, tie_margi
                              **({"sheet_size": sheet_size} if sheet_size is not None else {}))
     result = compare_command(options)
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    click.echo(result.text)
+        click.echo(f"warning: {printable(warning)}", err=True)
+    click.echo(printable(result.text, lines=True))
