@@ -4,6 +4,11 @@ The file maps model name → human score, as JSON (``{"model": 1210.5, …}``) o
 the header ``model,score``. The coefficients are computed here (Spearman on average ranks,
 so ties are handled); their two-sided p-values come from scipy (this plugin's ``compare`` extra),
 imported only when ``--human`` is given.
+
+A human score is any finite number, ±1e308 included: the coefficients do not depend on the
+scores' scale, so each series is first multiplied by the power of two that brings its largest
+magnitude near 1 (exact: only the exponent changes), where squaring the deviations no longer
+overflows. A number no float holds (an integer of 400 digits) is refused, naming file and field.
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ EXTRA = "./plugins/clue-tasks-superclue[compare]"
 
 
 def _number(value: Any, where: str) -> float:
+    """A score as a finite float, or one line naming ``where``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ClueError(f"{where}: expected a finite number, got an integer of {len(str(abs(value)))} "
+                            "digits") from None
     if isinstance(value, str):
         try:
             value = float(value.strip())
@@ -87,7 +99,19 @@ def ranks(values: Sequence[float]) -> list[float]:
     return result
 
 
+def scaled(values: Sequence[float]) -> list[float]:
+    """``values`` times the power of two that brings the largest magnitude into [0.5, 1): the same
+    correlations, no overflow in the squares of ±1e308, no precision lost from subnormals."""
+    largest = max((abs(v) for v in values), default=0.0)
+    if largest == 0:
+        return [float(v) for v in values]
+    _, exponent = math.frexp(largest)
+    return [math.ldexp(v, -exponent) for v in values]
+
+
 def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r, computed on the scaled series (see :func:`scaled`)."""
+    x, y = scaled(x), scaled(y)
     mx, my = sum(x) / len(x), sum(y) / len(y)
     sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
     sxx, syy = sum((a - mx) ** 2 for a in x), sum((b - my) ** 2 for b in y)
@@ -133,7 +157,7 @@ def human_ranking(path: Path, totals: Mapping[str, float]) -> tuple[dict[str, An
     for values, what in ((x, "the compared models' totals"), (y, "the human scores")):
         if len(set(values)) == 1:
             raise ClueError(f"{path}: {what} are all equal over the {len(common)} models; no correlation")
-    pearson_p, spearman_p = _p_values(x, y)
+    pearson_p, spearman_p = _p_values(scaled(x), scaled(y))
     return {"file": str(path), "n": len(common), "models": {n: human[n] for n in common},
             "pearson": round(pearson(x, y), 4), "pearson_p": float(f"{pearson_p:.4g}"),
             "spearman": round(pearson(ranks(x), ranks(y)), 4), "spearman_p": float(f"{spearman_p:.4g}")}, warnings
