@@ -29,6 +29,14 @@ margin-left:6px}.badge.ok{background:#e6f4ea;color:#137333}
 .partial{color:#b06000}figure{margin:12px 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:13px;color:#5f6368}details{margin:8px 0}summary{cursor:pointer;font-weight:600}
 td.text{max-width:520px;font-size:13px}td.model{min-width:190px}.scroll{overflow-x:auto}
+.board table{font-size:13px;margin:0}.board th,.board td{padding:3px 4px}.board th{font-size:12px}
+.board td.num{white-space:normal}
+.board td.num small{font-size:11px}.board th small{font-weight:400}.board td.model{min-width:180px;max-width:260px}
+.board td.model small{display:block;color:#5f6368}.board td.model .badge{margin-left:0}
+.board th:nth-child(-n+2),.board td:nth-child(-n+2){position:sticky;z-index:1;background:#fff}
+.board th:nth-child(-n+2){background:#f1f3f4}.board tr.nc td:nth-child(-n+2){background:#fafafa}
+.board th:first-child,.board td:first-child{left:0;width:26px;min-width:26px;max-width:26px;box-sizing:border-box}
+.board th:nth-child(2),.board td:nth-child(2){left:26px}
 .analysis{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
 """
 
@@ -69,7 +77,20 @@ def _task_cell(cell: Mapping[str, Any]) -> str:
             + "".join(f"<small>{escape(line)}</small>" for line in lines if line) + "</td>")
 
 
+def _model_cell(row: Mapping[str, Any]) -> str:
+    """The row's label with kind · size · use and its settings below it, in one cell: as columns of their
+    own they made a report of every CLUE task wider than a 1400 px window."""
+    facts = " · ".join(str(x) for x in (row["kind"], row["size"], fmt.usage(row)) if x and x != "—")
+    settings = fmt.settings(row["settings"])
+    full = escape(fmt.settings(row["settings"], full=True))
+    return (f'<td class="model">{escape(row["label"])}{_badge(row)}<small>{escape(facts)}</small>'
+            + (f'<small class="settings" title="{full}">{escape(settings)}</small>' if settings else "") + "</td>")
+
+
 def leaderboard(report: Mapping[str, Any]) -> str:
+    """The models × groups and tasks table, made to fit a 1400 px window with every CLUE task (its
+    cells wrap, the model's facts share its cell); wider still, it scrolls in its box, the model
+    column kept in view, and the page itself never gets wider than the window."""
     tasks = report["tasks"]
     groups = [name for name in report["groups"] if any(name in row["groups"] for row in report["rows"])]
     group_heads = [escape(name) + (f"<br><small>{escape(split)}</small>" if (split := _on_split(report, name))
@@ -77,13 +98,10 @@ def leaderboard(report: Mapping[str, Any]) -> str:
     task_heads = [f"{escape(t['name'])}<br><small>{escape(t['primary_metric'])}"
                   + (f" · dev / {escape(', '.join(splits))}" if (splits := _scored_splits(report, t["name"])) else "")
                   + "</small>" for t in tasks]
-    headers = ["#", "model", "kind", "size", "use", "settings", *group_heads, *task_heads]
+    headers = ["#", "model", *group_heads, *task_heads]
     rows, classes = [], []
     for rank, row in enumerate(report["rows"], 1):
-        full = escape(fmt.settings(row["settings"], full=True))
-        cells = [str(rank), f'<td class="model">{escape(row["label"])}{_badge(row)}</td>', escape(row["kind"]),
-                 escape(row["size"] or "—"), escape(fmt.usage(row)),
-                 f'<td class="text" title="{full}">{escape(fmt.settings(row["settings"])) or "—"}</td>']
+        cells = [str(rank), _model_cell(row)]
         for name in groups:
             group = row["groups"].get(name)
             missing = f"missing: {', '.join(group['missing'])}" if group and group["missing"] else ""
@@ -102,8 +120,10 @@ def leaderboard(report: Mapping[str, Any]) -> str:
               if on_split else "")
     family = (" A row ending in a repeat (<i>split 0–4</i>) holds the mean ± std over those trainings."
               if any(row.get("repeat") for row in report["rows"]) else "")
-    return ("<div class='scroll'>" + table(headers, rows, classes) + "</div>"
-            + f"<p class='muted'>Cells: primary dev metric; below it the 95% bootstrap interval (one run) or ± std "
+    return ("<div class='scroll board'>" + table(headers, rows, classes) + "</div>"
+            + f"<p class='muted'>Under each model: its kind, size and how it was used, then its reported settings "
+              f"(the full values in the tooltip). Cells: primary dev metric; below it the 95% bootstrap interval (one "
+              f"run) or ± std "
               f"over seeds. Group scores average the members' primary metric as the CLUE leaderboard does; "
               f"an average over only some members is shown as <span class='partial'>k/n</span> and is not a "
               f"leaderboard score.{scored}{family} Members: {members}.</p>")
