@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -34,6 +34,13 @@ def _no_score(predictions: Sequence[Prediction]) -> dict[str, float]:
     return {}
 
 
+@dataclass(slots=True)
+class SplitCursor:
+    """Which split the kernel is predicting now: a mutable cell, since the context itself is frozen."""
+
+    name: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """What one task's run tells its learner and its model-calling steps.
@@ -43,7 +50,9 @@ class RunContext:
     and scores dev predictions with the task's metrics exactly as the final scores are
     computed, so a learner can keep its best checkpoint without knowing the task.
     ``load_model(name, namespace)`` builds another model with the settings under
-    ``<namespace>.`` (a judge).
+    ``<namespace>.`` (a judge). :attr:`split` names the split being predicted, for progress lines:
+    ``predict(examples)`` is not told which split its examples are, and "scoring 16 examples" in
+    a log of dev, test_public and two test versions did not say which one was slow.
 
     The run's settings are deliberately not here: each step receives only the values of its
     own declarations (the factory, the decode step, each metric, a judge through
@@ -62,6 +71,13 @@ class RunContext:
     limit: int | None = None
     cache_dir: Path | None = None
     load_model: Callable[[str, str], Learner] | None = None
+    cursor: SplitCursor = field(default_factory=SplitCursor, repr=False, compare=False)
+
+    @property
+    def split(self) -> str:
+        """The split the kernel is predicting and scoring now (``dev``, ``test_public``, ``test 1.1``),
+        ``""`` outside those calls (while training: a learner that scores dev as it trains knows it does)."""
+        return self.cursor.name
 
     @property
     def training_dir(self) -> Path:

@@ -77,14 +77,22 @@ class TaskScoring:
         """Predict dev and score it, then each scored split (labelled, scored as dev is: FewCLUE's
         ``test_public``), then predict each test version: the run's results, in that order."""
         task, dev, decode = self.task, self.dev, self.decode
-        dev_predictions = predict_checked(learner, dev, task, decode)
-        detailed = apply_metrics(task, self.steps, dev, dev_predictions, context)
-        extra = {}
-        for split, examples in (scored or {}).items():
-            predictions = predict_checked(learner, examples, task, decode)
-            extra[split] = (examples, predictions, apply_metrics(task, self.steps, examples, predictions, context))
-        tested = {version: (examples, predict_checked(learner, examples, task, decode))
-                  for version, examples in tests.items()}
+        cursor = context.cursor  # context.split: each progress line a learner prints names its split
+        try:
+            cursor.name = "dev"
+            dev_predictions = predict_checked(learner, dev, task, decode)
+            detailed = apply_metrics(task, self.steps, dev, dev_predictions, context)
+            extra = {}
+            for split, examples in (scored or {}).items():
+                cursor.name = split
+                predictions = predict_checked(learner, examples, task, decode)
+                extra[split] = (examples, predictions, apply_metrics(task, self.steps, examples, predictions, context))
+            tested = {}
+            for version, examples in tests.items():
+                cursor.name = f"test {version}"
+                tested[version] = (examples, predict_checked(learner, examples, task, decode))
+        finally:
+            cursor.name = ""
         return Scored(dev, dev_predictions, detailed, tested, extra)
 
 

@@ -23,7 +23,7 @@ from clue_models_llm.asking import Asker
 from clue_models_llm.backend import ScoreRequest
 from clue_models_llm.cache import ResultCache, entry_key
 
-LINE = re.compile(r"^\[(\w+)\] llm-tiny: (scoring|generating): (\d+)/(\d+) (examples|answers)")
+LINE = re.compile(r"^\[(\w+)\] llm-tiny: (scoring|generating)(?: dev| test [\d.]+): (\d+)/(\d+) (examples|answers)")
 
 
 def progress_lines(stderr: str, task: str, doing: str) -> list[tuple[int, int]]:
@@ -39,7 +39,7 @@ def lines_always(monkeypatch):
 
 def calls(stderr: str, task: str, doing: str) -> list[tuple[int, list[tuple[int, int]]]]:
     """Each backend call of ``task``: the requests its line announced, and the progress lines that followed."""
-    announced = re.compile(rf"^\[{task}\] llm-tiny: {doing} (\d+) (examples|answers)")
+    announced = re.compile(rf"^\[{task}\] llm-tiny: {doing} (\d+) (?:dev |test [\d.]+ )(examples|answers)")
     found: list[tuple[int, list[tuple[int, int]]]] = []
     for line in stderr.splitlines():
         if m := announced.match(line):
@@ -64,8 +64,8 @@ def test_a_run_shows_progress_in_examples_and_answers(run_cli, tmp_path, lines_a
         assert all(0 < b - a <= 4 for a, b in zip([0, *done], done)), done
     generated = calls(stderr, "cmrc2018", "generating")
     assert generated and all(lines[-1] == (total, total) for total, lines in generated), generated
-    last = [line for line in stderr.splitlines() if line.startswith("[cmrc2018] llm-tiny: generating:")][-1]
-    assert re.fullmatch(r"\[cmrc2018\] llm-tiny: generating: (\d+)/\1 answers in \d+ s", last), last
+    last = [line for line in stderr.splitlines() if line.startswith("[cmrc2018] llm-tiny: generating test 1.1:")][-1]
+    assert re.fullmatch(r"\[cmrc2018\] llm-tiny: generating test 1.1: (\d+)/\1 answers in \d+ s", last), last
 
 
 @pytest.mark.slow

@@ -73,5 +73,5 @@ def test_an_llm_judge_moves_the_judging_line_answer_by_answer(run_cli, tmp_path,
         done = [d for d, t in rounds if t == total]
         assert len(done) == len(rounds) and done[-1] == total and len(done) >= total // 8
         assert all(0 < b - a <= 8 for a, b in zip([0, *done], done)), done  # one line per committed batch
-    assert "[superclue] llm-tiny: generating:" not in result.stderr  # gathered into the judging line
-    assert re.search(r"\[superclue\] llm-tiny: generating \d+ answers \(0 cached\)", result.stderr)
+    assert "[superclue] llm-tiny: generating dev:" not in result.stderr  # gathered into the judging line
+    assert re.search(r"\[superclue\] llm-tiny: generating \d+ dev answers \(0 cached\)", result.stderr)

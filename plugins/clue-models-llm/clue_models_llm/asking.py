@@ -31,7 +31,7 @@ class Asker:
     """One task's way to its backend: ``likelihoods`` and ``generations``, cached."""
 
     def __init__(self, backend: Backend, cache: ResultCache, key: Keyer, echo: Callable[[str], None],
-                 name: str, *, label: str = "", shown: bool = True) -> None:
+                 name: str, *, label: str = "", shown: bool = True, split: Callable[[], str] = str) -> None:
         self.backend = backend
         self.cache = cache
         self.key = key
@@ -40,6 +40,8 @@ class Asker:
         #: what the progress lines begin with (``[task] model``), and whether this process shows them
         self.label = label or name
         self.shown = shown
+        #: the split being answered (``context.split``: ``dev``, ``test 1.1``), named in every progress line
+        self.split = split
 
     def likelihoods(self, requests: Sequence[ScoreRequest], ppl: bool) -> list[dict[str, Any]]:
         """The likelihood entry of every request (see :mod:`clue_models_llm.backend`), in order."""
@@ -48,7 +50,7 @@ class Asker:
         sizes = dict(zip(keys, (len(r.choices) for r in requests)))
         results = self.cache.get_many(keys, lambda key, entry: likelihood_ok(entry, sizes[key], ppl))
         missing = first_missing(keys, results)
-        self.echo(f"{self.name}: scoring {plural(len(requests), 'example')} by likelihood "
+        self.echo(f"{self.name}: scoring {self._of(len(requests), 'example')} by likelihood "
                   f"({len(requests) - len(missing)} cached)")
         if missing:
             asked = [requests[i] for i in missing]
@@ -70,7 +72,8 @@ class Asker:
         keys = [self.key({"kind": "generate", "prompt": prompt, "seed": seed}) for prompt in prompts]
         results = self.cache.get_many(keys, lambda key, entry: generation_ok(entry))
         missing = first_missing(keys, results)
-        self.echo(f"{self.name}: generating {plural(len(prompts), 'answer')} ({len(prompts) - len(missing)} cached)")
+        self.echo(f"{self.name}: generating {self._of(len(prompts), 'answer')} "
+                  f"({len(prompts) - len(missing)} cached)")
         if missing:
             with self._progress(keys, missing, "generating", "answers") as progress:
                 self.backend.generate([prompts[i] for i in missing], options, done=self._storer(
@@ -86,10 +89,17 @@ class Asker:
                                f"{len(set(keys))} requests")
         return [results[key] for key in keys]
 
+    def _of(self, count: int, unit: str) -> str:
+        """``16 dev examples``, ``1 test 1.1 example``: the count, named by its split when one is known."""
+        split = self.split()
+        return plural(count, unit) if not split else plural(count, unit).replace(" ", f" {split} ", 1)
+
     def _progress(self, keys: Sequence[str], missing: Sequence[int], doing: str, unit: str) -> Progress:
         """The progress of one backend call: every distinct request, those cached counted as done."""
         total = len(set(keys))
-        return Progress(total, f"{self.label}: {doing}", unit, done=total - len(missing), shown=self.shown)
+        split = self.split()
+        return Progress(total, f"{self.label}: {doing}{f' {split}' if split else ''}", unit,
+                        done=total - len(missing), shown=self.shown)
 
     def _storer(self, results: dict[str, Any], keys: Sequence[str], method: str, valid: Callable[[int, Any], bool],
                 shape: str, progress: Progress | None = None) -> Callable[[Mapping[int, dict[str, Any]]], None]:

@@ -121,7 +121,8 @@ class LLMLearner:
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
         self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
-                           label=f"[{self.task.name}] {self.name}", shown=context.is_main)
+                           label=f"[{self.task.name}] {self.name}", shown=context.is_main,
+                           split=lambda: getattr(context, "split", ""))
 
     def _resolve_mode(self) -> None:
         """The mode answers are computed in, before any request of the task is sent.
