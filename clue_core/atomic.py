@@ -13,6 +13,11 @@ A failed write raises its ``OSError`` with the target's path as ``filename`` (a 
 ``write`` or ``fsync`` names no file by itself), and :func:`disk_fault_message` turns a
 full disk, a used-up quota, a read-only file system or an I/O error into one line that
 names the path and says what to do about it.
+
+No secret reaches a file written here (:mod:`clue_core.redaction`): ``write_json`` and
+``write_jsonl`` redact each document's values, keeping it valid JSON, and the handle
+``atomic_open`` yields redacts what is written through it (text across writes, bytes write
+by write), whoever writes — a plugin's own files, a sweep's summary, a report's pages.
 """
 
 from __future__ import annotations
@@ -26,10 +31,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from clue_core import redaction
+
+
+def atomic_open(path: str | Path, mode: str = "w",
+                encoding: str | None = "utf-8") -> contextlib.AbstractContextManager[IO[Any]]:
+    """Open a temporary sibling of ``path``; rename it over ``path`` only on success. What is written
+    through the handle has every registered secret replaced (see the module docstring)."""
+    return _atomic_open(path, mode, encoding, redact=True)
+
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a temporary sibling of ``path``; rename it over ``path`` only on success."""
+def _atomic_open(path: str | Path, mode: str, encoding: str | None, *, redact: bool) -> Iterator[IO[Any]]:
     path = Path(path)
     created = _make_parents(path.parent)
     try:
@@ -40,8 +53,11 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     binary = "b" in mode
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
-            yield handle
-            handle.flush()
+            shown: Any = handle
+            if redact and redaction.active():
+                shown = _RedactingBinary(handle) if binary else redaction.RedactingStream(handle)
+            yield shown
+            shown.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException as exc:
@@ -123,18 +139,40 @@ def disk_advice(line: str, exc: OSError) -> str:
     return f"{line} ({DISK_FAULTS[exc.errno]})" if exc.errno in DISK_FAULTS else line
 
 
+class _RedactingBinary:
+    """A binary handle whose writes have every secret's UTF-8 bytes replaced, write by write: nothing
+    is held back, so ``tell`` and ``seek`` (a zip's headers) stay the file's own."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._handle = handle
+
+    def write(self, data: bytes) -> int:
+        self._handle.write(redaction.redact_bytes(bytes(data)))
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
-    """Write one JSON document atomically, keeping Chinese characters readable."""
-    with atomic_open(path) as handle:
-        handle.write(_strict_json(path, data, indent))
+    """Write one JSON document atomically, keeping Chinese characters readable; secrets redacted."""
+    text = _strict_json(path, data, indent)
+    if redaction.active():
+        text = redaction.json_text(text, data, lambda clean: _strict_json(path, clean, indent))
+    with _atomic_open(path, "w", "utf-8", redact=False) as handle:
+        handle.write(text)
         handle.write("\n")
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
-    """Write JSON Lines atomically, one compact object per line."""
-    with atomic_open(path) as handle:
+    """Write JSON Lines atomically, one compact object per line; secrets redacted line by line
+    (nothing is searched in a run without secrets: this writes every prediction)."""
+    with _atomic_open(path, "w", "utf-8", redact=False) as handle:
         for record in records:
-            handle.write(_strict_json(path, record, None))
+            text = _strict_json(path, record, None)
+            if redaction.active():
+                text = redaction.json_text(text, record, lambda clean: _strict_json(path, clean, None))
+            handle.write(text)
             handle.write("\n")
 
 

@@ -31,6 +31,12 @@ class ClueGroup(click.Group):
     commands plugins register through the ``clue_commands`` hook (imported only when they run)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from clue_core.redaction import guarded_output  # every line printed has the run's secrets replaced
+
+        with guarded_output():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ClueError as exc:

@@ -136,6 +136,10 @@ class Kernel:
                 continue
             self._add(plugin, info)
         self.check_specs()
+        # the credentials declarations point at ($OPENAI_API_KEY) are hidden in whatever this process writes
+        from clue_core import redaction
+
+        redaction.register_kernel(self)
 
     def register(self, plugin: object, name: str, *, distribution: str | None = None, version: str | None = None
                  ) -> PluginInfo:

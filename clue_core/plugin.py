@@ -11,6 +11,10 @@ Python API module (:mod:`clue_core.api`: ``api.run``, ``api.plan``, …), for a 
 other runs (the sweep), also loaded on first use.
 ``Progress(total, label, unit)`` (:mod:`clue_core.progress`) shows long work's progress: a
 bar on a terminal, a plain line every ~15 s in a log, nothing on other processes than rank 0.
+``redact(data)`` / ``redact_text(text)`` replace the run's secrets (secret settings' values, the
+credentials in the environment that settings declare with ``env`` or ``secret_env``) by ``***``;
+``write_json``, ``write_jsonl`` and ``atomic_open`` already apply them, so a plugin needs them only
+for what it writes or sends some other way (an SQLite cache, a subprocess).
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_metrics,
         read_run,
     )
+    from clue_core.redaction import redact, redact_text
     from clue_core.specs import resolve
     from clue_core.table import format_table, printable
 
@@ -100,6 +105,8 @@ _LAZY = {
     "printable": "clue_core.table",
     # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
     "Progress": "clue_core.progress",
+    # the run's secrets replaced by *** (clue_core.redaction): for what a plugin writes or prints on its own
+    **dict.fromkeys(("redact", "redact_text"), "clue_core.redaction"),
     "__version__": "clue_core",
 }
 #: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
@@ -168,6 +175,8 @@ __all__ = [
     "read_metrics",
     "read_run",
     "read_split",
+    "redact",
+    "redact_text",
     "resolve",
     "write_json",
     "write_jsonl",

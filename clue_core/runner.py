@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clue_core import data
+from clue_core import data, redaction
 from clue_core.atomic import disk_advice
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError, Interrupted
@@ -119,6 +119,11 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
 
 def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskResult]:
     model, argument, output_dir, plans = plan_run(kernel, request)
+    # before anything is written or echoed: every declared credential in the environment as it is now
+    # (a kernel loaded earlier saw an older one) and the keys this run's backends will read
+    redaction.register_kernel(kernel)
+    for plan in plans:
+        redaction.register_settings(plan.settings.declared, plan.settings.values)
     rank, world = process_rank()
     main = rank == 0
     created_output = main and not output_dir.exists()
@@ -129,7 +134,8 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             try:
                 output_dir.mkdir(parents=True, exist_ok=True)
                 # the lock file names the command: a --set api_key=… in it would sit on disk for the whole run
-                command = redact_command(request.command, {n for p in plans for n in p.settings.secret_names()})
+                command = redaction.redact(redact_command(request.command,
+                                                          {n for p in plans for n in p.settings.secret_names()}))
                 for plan in plans:
                     lock = RunLock(plan.paths.lock, plan.paths.final)
                     lock.acquire(command, echo)
@@ -173,7 +179,8 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             if line:
                 echo(line)
         return results
-    except BaseException:
+    except BaseException as exc:
+        redaction.redact_exception(exc)  # an api.run caller prints its message: a key a plugin quoted is hidden
         if created_output:
             _remove_if_empty(output_dir, locks)
         raise
@@ -183,16 +190,17 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
 
 
 def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
-    """``echo`` with each secret setting's value hidden, as the writer hides it in every file."""
+    """``echo`` with every secret hidden, as the writer hides it in every file: each registered one
+    (:mod:`clue_core.redaction`, the keys in the environment too) and this task's secret settings at
+    any length (as ``ResolvedSettings.scrub`` hides them in its files), for an ``api.run`` caller's own
+    ``echo`` as well."""
     settings = plan.settings
     secrets = [str(v) for n, v in settings.values.items() if settings.declared[n].secret and v not in ("", None)]
-    if not secrets:
-        return echo
 
     def say(line: str) -> None:
         for secret in secrets:
             line = line.replace(secret, REDACTED)
-        echo(line)
+        echo(redaction.redact_text(line))
 
     return say
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clue_core.errors import ClueError
+from clue_core.redaction import MARKER
 from clue_core.specs import ModelSpec, Setting, TaskSpec
 
 #: Run control: typed fields of the run context, never settings (``--seed``, not ``--set seed=``).
@@ -42,7 +43,7 @@ RUN_CONTROL = {
     "limit": "--limit N",
 }
 
-REDACTED = "***"
+REDACTED = MARKER  # one marker for a secret, wherever it is hidden
 _SECRET_WORDS = ("key", "token", "secret", "password")
 
 _TRUE = {"true", "yes", "1", "on"}

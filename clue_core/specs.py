@@ -69,6 +69,11 @@ class Setting(SpecMixin):
     (shown beside the scores in reports). ``names_model`` marks a setting whose value is
     a model name (a judge); that model's own settings live under ``<name>.<setting>``.
     ``secret`` values (an API key) never reach a manifest, a log, ``--dry-run`` or an error.
+    ``env`` names the environment variable the step falls back to where the value is empty; with
+    ``secret``, that variable's value is a secret too. ``secret_env`` marks a setting whose value
+    *names* an environment variable holding a secret (``api_key_env``). Either way the kernel
+    redacts the variable's value (8 characters or longer) from everything it writes or prints
+    (:mod:`clue_core.redaction`).
     """
 
     name: str
@@ -85,6 +90,8 @@ class Setting(SpecMixin):
     report: bool = False
     names_model: bool = False
     secret: bool = False
+    env: str = ""
+    secret_env: bool = False
 
 
 OFFICIAL_DATA_URL = "https://storage.googleapis.com/cluebenchmark/tasks/"

@@ -10,6 +10,10 @@ An entry that is not JSON, or that the reader's ``valid`` check refuses (another
 version's shape, a flipped bit inside a value), is a miss: it is computed again and
 replaced. A file SQLite cannot read or write is one :class:`ClueError` naming it and the
 ways out (``--cache DIR``, ``--set result_cache=false``, deleting a damaged file).
+
+Every entry is stored with the run's secrets replaced (``clue_core.plugin.redact``): a cache
+outlives the run and is shared, so a key an answer quoted never reaches it; a hit replays the
+redacted answer, exactly what the run's predictions recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError
+from clue_core.plugin import ClueError, redact
 from clue_models_llm.prompts import sha256
 
 #: Seconds a writer waits for another process's transaction.
@@ -61,7 +65,7 @@ class ResultCache:
             self._retry(lambda: connection.execute(
                 "CREATE TABLE IF NOT EXISTS model (identity TEXT PRIMARY KEY, first_used TEXT)"))
             self._retry(lambda: connection.execute("INSERT OR IGNORE INTO model VALUES (?, ?)",
-                                                   (model_identity, time.strftime("%Y-%m-%dT%H:%M:%S"))))
+                                                   (redact(model_identity), time.strftime("%Y-%m-%dT%H:%M:%S"))))
         except (OSError, sqlite3.Error) as exc:
             raise self._fault("use", exc) from None
         self._connection = connection
@@ -109,7 +113,8 @@ class ResultCache:
         """Store entries in one transaction: all of them or, if the process dies, none."""
         if self._connection is None or not items:
             return
-        rows = [(key, json.dumps(value, ensure_ascii=False)) for key, value in items.items()]
+        # an answer quoting a key (a model echoing its prompt, a checker's reason) is stored without it
+        rows = [(key, json.dumps(redact(value), ensure_ascii=False)) for key, value in items.items()]
         connection = self._connection
 
         def write() -> None:

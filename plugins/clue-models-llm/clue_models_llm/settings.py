@@ -84,9 +84,11 @@ SERVER: tuple[Setting, ...] = (
          "log-probabilities, else generation (recorded)", choices=SERVER_MODES, report=True),
     *(s for s in COMMON if s.name not in LOCAL_ONLY and s.name != "mode"),
     Setting("base_url", str, "", "the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 "
-            "(default: $OPENAI_BASE_URL)"),
+            "(default: $OPENAI_BASE_URL)", env="OPENAI_BASE_URL"),
+    # secret_env: the kernel redacts the named variable's value from every file and line of the run
     Setting("api_key_env", str, "OPENAI_API_KEY", "the environment variable that holds the API key (the key "
-            "itself is never a setting, so it never reaches the manifest or the logs); unset: no key sent"),
+            "itself is never a setting, and its value is replaced by *** in everything the run writes or "
+            "prints); unset: no key sent", secret_env=True),
     Setting("concurrency", int, 8, "requests in flight at once", minimum=1, maximum=1024),
     Setting("rpm", int, 0, "most requests started per minute (0: no limit)", minimum=0),
     Setting("timeout", float, 120.0, "seconds to wait for one answer before retrying it", minimum=0.1),

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, atomic_open, disk_fault_message
+from clue_core.plugin import ClueError, atomic_open, disk_fault_message, redact, redact_text
 
 try:
     import fcntl
@@ -113,7 +113,8 @@ def report_json_text(report: dict[str, Any]) -> str:
 
 def write_files(folder: Path, pages: dict[str, str], report: dict[str, Any], replaced: dict[str, str]) -> None:
     """Write the pages and ``report.json`` (marked with their digests); replace nothing unless all are written."""
-    encoded = {name: text.encode("utf-8") for name, text in pages.items()}
+    report.update(redact(report))  # the run's secrets out before the digests: the files are what they vouch for
+    encoded = {name: redact_text(text).encode("utf-8") for name, text in pages.items()}
     report["written"] = {name: digest(data) for name, data in encoded.items()}
     report["replaced"] = replaced
     report["written"][REPORT_JSON] = _self_digest(report)

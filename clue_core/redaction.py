@@ -1,0 +1,263 @@
+"""The run's secrets, and the one place they are taken out of whatever clue-core writes or prints.
+
+A secret is a value the run treats as one: the value of a ``secret`` setting, and the value of
+each environment variable a backend falls back to for a credential (a setting declared with
+``secret`` and ``env``, the variable a ``secret_env`` setting names, such as ``api_key_env`` →
+``$OPENAI_API_KEY``, and the Hugging Face hub's own token variables). Registered values form one
+process-wide set; every occurrence of any of them is replaced by :data:`MARKER`:
+
+* in every file written through :mod:`clue_core.atomic` (``write_json``, ``write_jsonl`` and
+  ``atomic_open``: manifests, predictions, metrics, leaderboard files, sweep summaries, a plugin's
+  own files), whatever put the value there — a model's answer, a checker's reason, a plugin;
+* in every line the command line prints (stdout and stderr while a command runs, so warnings,
+  progress, a plugin command's output and ``error:`` lines too) and in the lines a run echoes;
+* in the LLM result cache (:mod:`clue_models_llm.cache`) before an entry is stored.
+
+A value shorter than :data:`MIN_LENGTH` characters is never registered: ``"1"`` or ``"abc"``
+replaced everywhere would mangle ordinary text (scores, ids, words) and hide nothing that could
+not be guessed. A secret *setting* keeps its older, stricter rule besides: its own run's files and
+lines hide it at any length (:meth:`clue_core.settings.ResolvedSettings.scrub`).
+
+Each value is also matched in the forms other writers give it (JSON-escaped with and without
+``ensure_ascii``, ``repr``, HTML- and URL-escaped), so a secret holding ``"``, ``/`` or Chinese
+characters is caught however it was serialised; longer forms are matched first. The registry
+is empty unless a secret was registered, and then every helper returns its input untouched:
+the predictions writer, which is hot, pays nothing in a run without secrets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import sys
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+#: What replaces a secret, in files and in printed lines (``settings.REDACTED`` is the same text).
+MARKER = "***"
+#: The shortest value registered as a secret (see the module docstring for why).
+MIN_LENGTH = 8
+#: Environment variables a library reads credentials from by itself (the Hugging Face hub, which the
+#: hf and llm plugins download through), with no setting of any plugin to declare them.
+LIBRARY_SECRETS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_forms: tuple[str, ...] = ()
+_pattern: re.Pattern[str] | None = None
+_bytes_pattern: re.Pattern[bytes] | None = None
+
+
+def forms(value: str) -> set[str]:
+    """``value`` as other writers may have serialised it: raw, JSON (both ways), repr, HTML, URL."""
+    found = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], repr(value)[1:-1],
+             html.escape(value), urllib.parse.quote(value, safe="")}
+    return {form for form in found if len(form) >= MIN_LENGTH}
+
+
+def register(value: Any) -> bool:
+    """Treat ``value`` as a secret from now on, in this process; ``False`` where it is too short."""
+    text = "" if value is None else str(value)
+    if len(text) < MIN_LENGTH:
+        return False
+    global _forms, _pattern, _bytes_pattern
+    with _lock:
+        if text in _values:
+            return True
+        _values.add(text)
+        every = {form for secret in _values for form in forms(secret)}
+        _forms = tuple(sorted(every, key=lambda form: (-len(form), form)))  # longest first: none cut short
+        _pattern = re.compile("|".join(map(re.escape, _forms)))
+        _bytes_pattern = re.compile(b"|".join(re.escape(form.encode("utf-8")) for form in _forms))
+    return True
+
+
+def register_env(name: str) -> bool:
+    """Treat the value of environment variable ``name`` as a secret (if it is set and long enough)."""
+    return bool(name) and register(os.environ.get(name))
+
+
+def register_declared(settings: Iterable[Any]) -> None:
+    """The secrets declarations point at before any value is resolved: each ``secret`` setting's
+    ``env`` variable and the variable a ``secret_env`` setting names by default (``OPENAI_API_KEY``),
+    so a process that only reads runs (a report, a sweep) hides them too."""
+    for setting in settings:
+        if setting.secret and setting.env:
+            register_env(setting.env)
+        if setting.secret_env and isinstance(setting.default, str):
+            register_env(setting.default)
+
+
+def register_settings(declared: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """The secrets of one task's resolved settings: each secret value, its ``env`` fallback, and the
+    variable each ``secret_env`` setting names (``--set judge.api_key_env=ZHIPU_KEY``: ``$ZHIPU_KEY``)."""
+    for name, setting in declared.items():
+        value = values.get(name)
+        if setting.secret:
+            register(value)
+            if setting.env:
+                register_env(setting.env)
+        if setting.secret_env and isinstance(value, str):
+            register_env(value)
+
+
+def register_kernel(kernel: Any) -> None:
+    """Every declaration of every loaded plugin (tasks, models, metrics), and :data:`LIBRARY_SECRETS`."""
+    for name in LIBRARY_SECRETS:
+        register_env(name)
+    for registry in (kernel.tasks, kernel.models, kernel.metrics):
+        for spec in registry.values():
+            for group in ("settings", "decode_settings", "reader_settings"):
+                register_declared(getattr(spec, group, ()))
+
+
+def active() -> bool:
+    """Whether any secret is registered (every helper is the identity until one is)."""
+    return _pattern is not None
+
+
+def reset() -> None:
+    """Forget every secret (for tests: the registry lives as long as the process)."""
+    global _forms, _pattern, _bytes_pattern
+    with _lock:
+        _values.clear()
+        _forms, _pattern, _bytes_pattern = (), None, None
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret replaced by :data:`MARKER`."""
+    pattern = _pattern
+    return text if pattern is None else pattern.sub(MARKER, text)
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """``data`` (UTF-8 text, or anything) with the UTF-8 bytes of every secret replaced."""
+    pattern = _bytes_pattern
+    return data if pattern is None else pattern.sub(MARKER.encode(), data)
+
+
+def redact(data: Any) -> Any:
+    """``data`` with every secret replaced: texts, mapping keys and values, list and tuple items (as
+    lists), and a number whose digits are a secret (as the marker); the same object with none."""
+    pattern = _pattern
+    return data if pattern is None else _walk(data, pattern)
+
+
+def _walk(data: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(data, str):
+        return pattern.sub(MARKER, data)
+    if isinstance(data, Mapping):
+        return {_walk(key, pattern): _walk(value, pattern) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_walk(value, pattern) for value in data]
+    if isinstance(data, (int, float)) and not isinstance(data, bool) and pattern.search(repr(data)):
+        return MARKER
+    return data
+
+
+def json_text(text: str, data: Any, dump: Callable[[Any], str]) -> str:
+    """``text`` (``dump(data)``) without a secret, still valid JSON where a value held it.
+
+    The serialised text is searched (JSON's escaping of a secret is one of its forms, so a value
+    holding one shows); only then are the values redacted and dumped again, so the marker lands
+    inside a string, never across JSON's own punctuation. A match left after that spans the
+    punctuation itself (a "secret" like ``a", "b``) and is replaced in the text as a last resort.
+    """
+    pattern = _pattern
+    if pattern is None or not pattern.search(text):
+        return text
+    return pattern.sub(MARKER, dump(_walk(data, pattern)))
+
+
+class RedactingStream:
+    """A text stream (``sys.stdout``, a file being written) whose writes have every secret replaced.
+
+    Each ``write`` is redacted whole; a secret split over two writes is caught too, because a write
+    that does not end a line holds back up to the longest form's length less one character until the
+    next write or ``flush`` (a stream that wants every character at once — a progress bar — flushes). Everything
+    else is the wrapped stream's; there is no ``buffer``, so nothing writes past the redaction.
+    """
+
+    buffer = None
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        pattern, longest = _pattern, len(_forms[0]) if _forms else 0
+        if pattern is None or not isinstance(text, str):
+            if self._pending:
+                self._stream.write(self._pending)
+                self._pending = ""
+            return self._stream.write(text)
+        data = self._pending + text
+        if data.endswith(("\n", "\r")):  # a whole line (print, echo, a progress bar's): nothing held back
+            self._pending = ""
+            self._stream.write(pattern.sub(MARKER, data))
+            return len(text)
+        safe = len(data) - (longest - 1)  # from here on a secret could still go on in the next write
+        out, position = [], 0
+        for match in pattern.finditer(data):
+            if match.start() >= safe:
+                break
+            out += [data[position:match.start()], MARKER]
+            position = match.end()
+        end = max(position, safe)
+        out.append(data[position:end])
+        self._pending = data[end:]
+        self._stream.write("".join(out))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(redact_text(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output() -> Iterator[None]:
+    """Redact everything written to ``sys.stdout`` and ``sys.stderr`` meanwhile, and the message of
+    an exception that leaves (a traceback printed afterwards quotes it): what a command prints."""
+    if isinstance(sys.stdout, RedactingStream) or isinstance(sys.stderr, RedactingStream):
+        yield
+        return
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(stdout), RedactingStream(stderr)
+    try:
+        yield
+    except BaseException as exc:
+        redact_exception(exc)
+        raise
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def redact_exception(exc: BaseException) -> None:
+    """Redact the arguments of ``exc`` and of the exceptions it was raised from, in place (and a
+    ``message`` attribute: click's usage errors print that, not their arguments)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and active():
+        seen.add(id(current))
+        with contextlib.suppress(Exception):
+            current.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in current.args)
+            if isinstance(getattr(current, "message", None), str):
+                current.message = redact_text(current.message)  # type: ignore[attr-defined]
+        current = current.__cause__ or current.__context__

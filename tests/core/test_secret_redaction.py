@@ -1,0 +1,202 @@
+"""Secrets never reach a file or a terminal: the registry (:mod:`clue_core.redaction`), the kernel's
+writers (``write_json``, ``write_jsonl``, ``atomic_open``), the declarations that point at the
+environment (``Setting.env``, ``Setting.secret_env``) and the command line's output.
+
+The runs end to end (a recorded answer, a served answer and the LLM cache, a sweep's summary, a
+report) are in ``tests/models_llm/test_secret_redaction_runs.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from clue_core import redaction
+from clue_core.atomic import atomic_open, write_json, write_jsonl
+from clue_core.plugin import ClueError, CommandSpec, Setting, hookimpl
+from clue_core.settings import REDACTED
+
+KEY = "sk-test-0123456789abcdef"
+#: A secret with characters JSON, repr and HTML escape (a quote, a slash, a backslash, Chinese).
+ODD = 'pa"ss/wörd\\密钥-0123'
+
+
+@pytest.fixture(autouse=True)
+def empty_registry() -> Iterator[None]:
+    """Each test starts and ends with no secret: the registry lives as long as the process."""
+    redaction.reset()
+    yield
+    redaction.reset()
+
+
+def test_the_marker_is_the_settings_marker() -> None:
+    assert redaction.MARKER == REDACTED == "***"
+
+
+def test_nothing_is_changed_while_no_secret_is_registered() -> None:
+    data = {"a": [KEY, 1]}
+    assert not redaction.active()
+    assert redaction.redact(data) is data and redaction.redact_text(KEY) == KEY
+
+
+def test_a_value_shorter_than_eight_characters_is_never_a_secret() -> None:
+    # "abc" or a 7-digit number replaced everywhere would mangle scores, ids and words
+    assert not redaction.register("abc") and not redaction.register("1234567") and not redaction.register(None)
+    assert not redaction.active()
+    assert redaction.redact_text("abc 1234567") == "abc 1234567"
+    assert redaction.register("12345678")
+    assert redaction.redact_text("x12345678y abc") == "x***y abc"
+
+
+def test_longest_secret_first_and_every_occurrence() -> None:
+    redaction.register("sk-12345678")
+    redaction.register("sk-12345678-extra")
+    assert redaction.redact_text("a sk-12345678-extra b sk-12345678 c") == "a *** b *** c"
+
+
+def test_values_keys_lists_and_numbers_are_redacted() -> None:
+    redaction.register(KEY)
+    redaction.register("98765432")
+    data = {"reason": f"found {KEY}", KEY: [KEY, ("t", KEY)], "n": 98765432, "ok": 7, "flag": True}
+    assert redaction.redact(data) == {"reason": "found ***", "***": ["***", ["t", "***"]], "n": "***", "ok": 7,
+                                      "flag": True}
+
+
+@pytest.mark.parametrize("dump", [
+    lambda s: s,
+    lambda s: json.dumps(s, ensure_ascii=False),
+    lambda s: json.dumps(s),
+    repr,
+    lambda s: __import__("html").escape(s),
+    lambda s: __import__("urllib.parse").parse.quote(s, safe=""),
+], ids=["raw", "json", "json-ascii", "repr", "html", "url"])
+def test_a_secret_is_caught_however_it_was_serialised(dump) -> None:
+    redaction.register(ODD)
+    text = f"before {dump(ODD)} after"
+    assert ODD not in redaction.redact_text(text) and dump(ODD).strip("'\"") not in redaction.redact_text(text)
+    assert "***" in redaction.redact_text(text)
+
+
+def test_write_json_and_write_jsonl_redact_and_stay_valid_json(tmp_path) -> None:
+    redaction.register(ODD)
+    redaction.register(KEY)
+    document = {"reason": f"the key is {KEY}", "odd": f"<{ODD}>", ODD: 1}
+    write_json(tmp_path / "a.json", document)
+    write_jsonl(tmp_path / "a.jsonl", [document, {"id": 2, "prediction": KEY}])
+    for name in ("a.json", "a.jsonl"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert KEY not in text and ODD not in text and json.dumps(ODD, ensure_ascii=False)[1:-1] not in text
+    assert json.loads((tmp_path / "a.json").read_text(encoding="utf-8")) == {
+        "reason": "the key is ***", "odd": "<***>", "***": 1}
+    lines = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines[1] == {"id": 2, "prediction": "***"}
+
+
+def test_atomic_open_redacts_text_across_writes_and_bytes(tmp_path) -> None:
+    redaction.register(KEY)
+    with atomic_open(tmp_path / "page.md") as handle:
+        for piece in ("# ", KEY[:5], KEY[5:], " end"):  # a secret written in two pieces
+            handle.write(piece)
+    assert (tmp_path / "page.md").read_text(encoding="utf-8") == "# *** end"
+    with atomic_open(tmp_path / "data.json") as handle:
+        json.dump({"deep": [{"key": KEY}]}, handle)  # many small writes
+    assert json.loads((tmp_path / "data.json").read_text(encoding="utf-8")) == {"deep": [{"key": "***"}]}
+    with atomic_open(tmp_path / "page.html", "wb") as handle:
+        handle.write(f"<p>{KEY}</p>".encode())
+    assert (tmp_path / "page.html").read_bytes() == b"<p>***</p>"
+
+
+def test_a_stream_holds_back_only_what_may_be_a_cut_secret() -> None:
+    redaction.register(KEY)
+    out = io.StringIO()
+    stream = redaction.RedactingStream(out)
+    stream.write("progress 10%\r")
+    assert out.getvalue().startswith("progress")  # most of a line is shown at once
+    stream.write("line " + KEY[:9])
+    stream.write(KEY[9:] + "\n")
+    stream.flush()
+    assert KEY not in out.getvalue() and out.getvalue().endswith("line ***\n")
+
+
+def test_declarations_point_at_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_TEST_TOKEN", "token-0123456789")
+    monkeypatch.setenv("CLUE_TEST_KEY_VAR", "key-value-0123456789")
+    monkeypatch.setenv("CLUE_TEST_OTHER", "other-0123456789")
+    monkeypatch.setenv("CLUE_TEST_PLAIN", "plain-0123456789")
+    declared = (Setting("token", str, "", "falls back to $CLUE_TEST_TOKEN", secret=True, env="CLUE_TEST_TOKEN"),
+                Setting("key_env", str, "CLUE_TEST_KEY_VAR", "names the key's variable", secret_env=True),
+                Setting("url", str, "", "not a secret", env="CLUE_TEST_PLAIN"))
+    redaction.register_declared(declared)
+    text = "token-0123456789 key-value-0123456789 other-0123456789 plain-0123456789"
+    assert redaction.redact_text(text) == "*** *** other-0123456789 plain-0123456789"
+    # a run that names another variable: that one's value is a secret too
+    redaction.register_settings({s.name: s for s in declared}, {"token": "", "key_env": "CLUE_TEST_OTHER"})
+    assert redaction.redact_text(text) == "*** *** *** plain-0123456789"
+
+
+# -- the command line ---------------------------------------------------------------------
+
+@click.command()
+def leaky() -> None:
+    """Print a secret (stdout, stderr, print), then fail quoting it."""
+    import os
+    import sys
+
+    secret = os.environ["CLUE_TEST_SECRET"]
+    click.echo(f"the secret is {secret}")
+    click.echo(f"stderr has {secret}", err=True)
+    print("printed", secret, file=sys.stderr)  # a library's own line, not click's
+    raise ClueError(f"cannot use {secret!r}")
+
+
+class Leaky:
+    @hookimpl
+    def clue_commands(self) -> list[CommandSpec]:
+        return [CommandSpec("leaky", "Leak a secret.", f"{__name__}:leaky")]
+
+    @hookimpl
+    def clue_models(self) -> list:
+        from clue_core.plugin import ModelSpec
+
+        return [ModelSpec("leaky-model", "clue_core.baseline:make_learner", ("classification",), "leaks",
+                          settings=(Setting("key_env", str, "CLUE_TEST_SECRET", "names the key", secret_env=True),))]
+
+
+def test_everything_a_command_prints_is_redacted(run_cli, monkeypatch, isolated_kernel) -> None:
+    monkeypatch.setenv("CLUE_TEST_SECRET", KEY)
+    isolated_kernel.register(Leaky(), "leaky")
+    redaction.register_kernel(isolated_kernel)  # what loading the entry points does
+    result = run_cli("leaky", kernel=isolated_kernel)
+    assert result.exit_code == 2
+    assert KEY not in result.output
+    assert "the secret is ***" in result.output and "stderr has ***" in result.output
+    assert "printed ***" in result.output
+    assert "error: cannot use '***'" in result.output
+
+
+def test_a_click_usage_error_is_redacted(run_cli, monkeypatch) -> None:
+    redaction.register(KEY)
+    result = run_cli("run", "afqmc", "--model", "baseline", "--data-dir", f"/nowhere/{KEY}")
+    assert result.exit_code == 2 and KEY not in result.output and "***" in result.output
+
+
+def test_loading_the_entry_points_registers_declared_credentials(monkeypatch) -> None:
+    from clue_core.kernel import Kernel
+
+    monkeypatch.setenv("HF_TOKEN", "hf_0123456789abcdef")
+    Kernel()
+    assert redaction.redact_text("hf_0123456789abcdef") == "***"
+
+
+def test_a_short_environment_value_is_left_alone(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_1")
+    from clue_core.kernel import Kernel
+
+    Kernel()
+    write_json(tmp_path / "a.json", {"id": "hf_1"})
+    assert json.loads((tmp_path / "a.json").read_text(encoding="utf-8")) == {"id": "hf_1"}
