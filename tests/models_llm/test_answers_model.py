@@ -116,7 +116,7 @@ def test_ids_match_and_label_words_are_extracted(run_cli, tmp_path) -> None:
     assert "cache" not in found["model_info"]
     first = predictions(tmp_path / "out", "afqmc")[0]
     assert first["raw"]["generation"] == WORDS[rows[0]["label"]] and first["raw"]["recorded"] == {
-        "line": 1, "match": "id"}
+        "line": 1, "record": 1, "match": "id"}
 
 
 def test_prompt_matching_and_forced_modes(run_cli, tmp_path) -> None:
@@ -147,7 +147,8 @@ def test_missing_answers_are_counted_warned_and_scored_as_wrong(run_cli, tmp_pat
     file = write_jsonl(tmp_path / "a.jsonl", [*answered, *stray])
     result = run_dir(run_cli, tmp_path / "out", "afqmc", file)
     assert result.exit_code == 0, result.output
-    assert "warning: 4 of 16 questions have no recorded answer" in result.output
+    assert "warning: 4 of 16 questions of the dev split have no recorded answer" in result.output
+    assert "warning: 16 of 16 questions of the test split have no recorded answer" in result.output
     assert "warning: 2 of the 14 records" in result.output and "answer no question asked" in result.output
     found = metrics(tmp_path / "out", "afqmc")
     assert found["dev"]["accuracy"] == pytest.approx(100 * 12 / 16)
@@ -238,7 +239,7 @@ def test_open_questions_match_by_first_turn(run_cli, tmp_path) -> None:
     assert result.exit_code == 0, result.output
     recorded = metrics(tmp_path / "out", "superclue")["model_info"]["recorded"]
     assert recorded["matched_by_prompt"] == len(rows) - 2 and recorded["missing"] == 2
-    assert "warning: 2 of 48 questions have no recorded answer" in result.output
+    assert "warning: 2 of 48 questions of the dev split have no recorded answer" in result.output
 
 
 @pytest.mark.slow
@@ -252,4 +253,4 @@ def test_superclue_end_to_end_with_a_judge(run_cli, tmp_path) -> None:
     assert found["dev"]["questions"] == len(rows) and found["dev"]["judged"] + found["dev"]["unjudged"] == len(rows)
     recorded = found["model_info"]["recorded"]
     assert (recorded["missing"], recorded["unmatched_records"], recorded["field"]) == (1, 1, "my-model")
-    assert "warning: 1 of 48 questions have no recorded answer" in result.output
+    assert "warning: 1 of 48 questions of the dev split have no recorded answer" in result.output

@@ -6,7 +6,12 @@ question it answers, and nothing else. So everything that can be wrong with the 
 found when the model is built, before any task runs, and said in one line naming the
 file, the line and the field: a line that is not JSON, a record that is not an object, an
 ``id`` or ``prompt`` of the wrong type, an answer that is neither text nor a list of texts,
-two records with one id, or an answer field that no record has.
+text holding a lone surrogate (``"\\ud800"``: JSON reads it, but no UTF-8 file can hold it, so
+the run's predictions could not be written), two records with one id, or an answer field that
+no record has.
+
+A record is known by its ``index``, its position in the file (from 1), not by its line: a JSON
+array written on one line puts every record on line 1.
 
 A record answers the question whose ``id`` it carries, or failing that (``answer_match``
 ``auto``) the question whose prompt text it holds: ``prompt``, or ``messages[0].content``
@@ -34,9 +39,11 @@ class Record:
     """One recorded answer: where it is in the file, what it is matched by, and its texts.
 
     ``answers`` is ``None`` for a record without an answer; ``listed`` says the file gave a
-    list (one text per turn) rather than one text.
+    list (one text per turn) rather than one text. ``index`` is the record's position in the
+    file (from 1), which tells records apart where ``line`` does not (a one-line JSON array).
     """
 
+    index: int
     line: int
     id: str | None
     prompt: str | None
@@ -79,12 +86,12 @@ class RecordedAnswers:
             raise ClueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
         book = cls(path, hashlib.sha256(data).hexdigest(), answer_field, match, [])
         fields_seen: dict[str, None] = {}
-        for line, item in _items(path, text):
+        for index, (line, item) in enumerate(_items(path, text), 1):
             if not isinstance(item, dict):
                 raise ClueError(f"{path} line {line}: a JSON {_json_type(item)}, not an object (one record per "
                                 f"line, or a JSON array of objects)")
             fields_seen.update(dict.fromkeys(item))
-            book._add(_record(path, line, item, answer_field))
+            book._add(_record(path, index, line, item, answer_field))
         if not book.records:
             raise ClueError(f"{path}: no records (expected JSON Lines or a JSON array of objects)")
         if answer_field not in fields_seen:
@@ -107,13 +114,13 @@ class RecordedAnswers:
     def find(self, question_id: Any, prompt: str, taken: Collection[int] = ()) -> Match | None:
         """The record that answers the question ``question_id`` asked as ``prompt``, if any.
 
-        ``taken``: lines an earlier split's questions matched by id. Ids are unique within a
+        ``taken``: the indexes of the records an earlier split's questions matched by id. Ids are unique within a
         split only (a dev question and a test question may both be 0), so a record matched by
         id answers one question; the other falls back to its prompt text (``auto``).
         """
         if self.match in ("auto", "id"):
             record = self.by_id.get(str(question_id))
-            if record is not None and record.line not in taken:
+            if record is not None and record.index not in taken:
                 return Match(record, "id")
             if self.match == "id":
                 return None
@@ -190,32 +197,48 @@ def _skip_space(text: str, position: int) -> int:
     return position
 
 
-def _record(path: Path, line: int, item: dict[str, Any], answer_field: str) -> Record:
-    """One object as a :class:`Record`; a field of the wrong type is one line naming it."""
+def _record(path: Path, index: int, line: int, item: dict[str, Any], answer_field: str) -> Record:
+    """One object as a :class:`Record`; a field of the wrong type, or not writable as UTF-8, is one line naming it."""
 
     def fail(name: str, why: str) -> ClueError:
         return ClueError(f"{path} line {line}: field {name!r}: {why}")
 
+    def text(value: str, name: str) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise fail(name, f"holds a lone surrogate (\\u{ord(value[exc.start]):04x}, character {exc.start + 1}), "
+                             "which no UTF-8 file can hold: write the character itself, or both halves of "
+                             "its \\u escape pair") from None
+        return value
+
     raw_id = item.get("id")
     if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int))):
         raise fail("id", f"expected a string or an integer, got {_json_type(raw_id)}")
+    if isinstance(raw_id, str):
+        text(raw_id, "id")
     prompt = item.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise fail("prompt", f"expected text, got {_json_type(prompt)}")
-    if not prompt:
+    if prompt:
+        text(prompt, "prompt")
+    else:
         prompt = _first_message(item.get("messages"))
+        if prompt:
+            text(prompt, "messages")
     value = item.get(answer_field)
     answers: tuple[str, ...] | None
     if value is None:
         answers = None
     elif isinstance(value, str):
-        answers = (value,)
+        answers = (text(value, answer_field),)
     elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        answers = tuple(value)
+        answers = tuple(text(v, answer_field) for v in value)
     else:
         got = f"a list of {_kinds(value)}" if isinstance(value, list) else _json_type(value)
         raise fail(answer_field, f"expected the answer's text or a non-empty list of texts (one per turn), got {got}")
-    return Record(line, None if raw_id is None else str(raw_id), prompt or None, answers, isinstance(value, list))
+    return Record(index, line, None if raw_id is None else str(raw_id), prompt or None, answers,
+                  isinstance(value, list))
 
 
 def _first_message(messages: Any) -> str | None:

@@ -20,9 +20,12 @@ Two things differ, on purpose:
 
 A question with no recorded answer is a prediction of ``None`` (or the task's placeholder on
 an unlabelled test example, an empty span) marked ``raw["missing"]``: scored as wrong,
-counted in ``model_info["recorded"]["missing"]`` and said in a warning line. Records that
-answer no question are counted and said in one warning at the end; a file none of whose
-records answers any question asked stops the run in one line.
+counted in ``model_info["recorded"]["missing"]`` and said in a warning line naming the split
+(the test split's questions are usually unanswered on purpose: a file of dev answers). Records
+that answer no question are counted, by their position in the file (a one-line JSON array puts
+every record on line 1), and said in one warning at the end; a file none of whose records
+answers any question asked stops the run in one line. The warnings name the file as
+:func:`~clue_core.plugin.printable` shows it: a path is the user's, and may hold an escape.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ from clue_core.plugin import (
     ClueError,
     Example,
     Prediction,
+    RunContext,
     Setting,
     TaskSpec,
+    printable,
 )
 from clue_models_llm import answers
 from clue_models_llm.backend import GenerateOptions
@@ -62,12 +67,30 @@ class RecordedLearner(LLMLearner):
                  declared: Sequence[Setting], name: str) -> None:
         super().__init__(task, backend, {**values, **FIXED}, declared, name)
         self.found = {"questions": 0, "matched_by_id": 0, "matched_by_prompt": 0, "missing": 0, "empty": 0}
-        self.used: set[int] = set()
-        self.taken_by_id: set[int] = set()  # lines an earlier split matched by id (ids repeat across splits)
+        self.used: set[int] = set()  # the indexes of the records that answered a question
+        self.taken_by_id: set[int] = set()  # records an earlier split matched by id (ids repeat across splits)
+        self._dev: list[Example] = []
         self._pending: list[str] = []
         self._warned = False
 
     # -- predicting -----------------------------------------------------------------------
+
+    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
+        """The LLM learner's fit; the dev questions kept, so a warning can say which split it is about."""
+        self._dev = list(dev)
+        super().fit(train, dev, context)
+
+    def _split(self, examples: Sequence[Example]) -> str:
+        """The split ``examples`` are (a learner is not told): dev, test (unlabelled), else a scored split.
+
+        Examples are compared whole, not by id: a test file numbers its questions from 0 as dev does.
+        """
+        if list(examples) == self._dev:
+            return "dev"
+        if all(answers.gold(example) is None for example in examples):
+            return "test"
+        scored = self.task.scored_splits
+        return scored[0] if len(scored) == 1 else "scored"
 
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
         """The LLM learner's predictions, counted: matched, missing, empty; nothing matched at all stops here."""
@@ -78,9 +101,9 @@ class RecordedLearner(LLMLearner):
             recorded = raw.get("recorded")
             self.found["questions"] += 1
             if isinstance(recorded, dict):
-                self.used.add(recorded["line"])
+                self.used.add(recorded["record"])
                 if recorded["match"] == "id":
-                    taken.add(recorded["line"])
+                    taken.add(recorded["record"])
                 self.found[f"matched_by_{recorded['match']}"] += 1
             if raw.get("missing"):
                 missing += 1
@@ -91,11 +114,14 @@ class RecordedLearner(LLMLearner):
         book = self.backend.book
         if predictions and not self.used:
             raise ClueError(f"{book.path}: none of its {len(book.records)} records answers any of the "
-                            f"{len(predictions)} questions of {self.task.name} (matched by {_how(book.match)}, "
-                            f"answer field {book.answer_field!r}): is it the file of this task?")
+                            f"{len(predictions)} questions of the {self._split(examples)} split of {self.task.name} "
+                            f"(matched by {_how(book.match)}, answer field {book.answer_field!r}): is it the file "
+                            "of this task?")
         if missing:
-            self._echo(f"warning: {missing} of {len(predictions)} questions have no recorded answer in {book.path} "
-                       f"(field {book.answer_field!r}): scored as wrong, counted in model_info.recorded.missing")
+            self._echo(printable(
+                f"warning: {missing} of {len(predictions)} questions of the {self._split(examples)} split have no "
+                f"recorded answer in {book.path} (field {book.answer_field!r}): scored as wrong, counted in "
+                "model_info.recorded.missing"))
         return predictions
 
     def _answer(self, examples: Sequence[Example]) -> list[Prediction]:
@@ -186,8 +212,9 @@ class RecordedLearner(LLMLearner):
                             "unmatched_records": unmatched}
         if unmatched and not self._warned:
             self._warned = True
-            self._echo(f"warning: {unmatched} of the {len(book.records)} records in {book.path} answer no question "
-                       f"asked (matched by {_how(book.match)}); counted in model_info.recorded.unmatched_records")
+            self._echo(printable(
+                f"warning: {unmatched} of the {len(book.records)} records in {book.path} answer no question "
+                f"asked (matched by {_how(book.match)}); counted in model_info.recorded.unmatched_records"))
         return info
 
 
@@ -202,8 +229,8 @@ def _missing(kind: str, example: Example, question: Question, match: Match | Non
 
 
 def _where(match: Match | None) -> dict[str, Any] | None:
-    """What a prediction records of its record: its line and how it was found."""
-    return None if match is None else {"line": match.record.line, "match": match.by}
+    """What a prediction records of its record: its line, its position in the file and how it was found."""
+    return None if match is None else {"line": match.record.line, "record": match.record.index, "match": match.by}
 
 
 def _empty(raw: Mapping[str, Any]) -> bool:
