@@ -8,6 +8,13 @@ four grades; reading it back counts the grades and the share graded 及格 or be
 measures the judge against the person (:func:`clue_tasks_superclue.agreement.sheet_agreement`:
 the share's interval, the share of rows whose judge grade falls in the person's band, and α on
 the band ranks, each with a seeded bootstrap 95 % interval), over all rows and per model.
+
+People open the sheet in a spreadsheet, and its cells hold what models answered: an answer
+beginning ``=HYPERLINK(…)`` would be a live formula there. So, as OWASP advises against CSV
+injection, a cell beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is
+written behind a single quote (``'=HYPERLINK(…)``), shown as text; a cell already beginning
+with a quote gets one more, so reading the sheet back takes exactly one leading quote off the
+cells it reads (a model named ``-m`` is still found).
 """
 
 from __future__ import annotations
@@ -28,6 +35,18 @@ ACCEPTABLE = GRADES[:3]
 HUMAN = "人工评级"
 COLUMNS = ("run", "model", "id", "dimension", "question", "answer", "judge_grade", "judge_reasons", HUMAN)
 REQUIRED = ("model", "id", HUMAN)
+#: What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection"); a quote is the escape itself.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralised(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it as text: behind a ``'`` where it would start a formula."""
+    return f"'{cell}" if cell.startswith((*FORMULA_STARTS, "'")) else cell
+
+
+def read_back(cell: str) -> str:
+    """A cell as written before :func:`neutralised`: one leading quote taken off."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def sample(runs: Sequence[Run], dimensions: Sequence[str], size: int, seed: int) -> list[tuple[Run, Question]]:
@@ -60,8 +79,8 @@ def write_sheet(handle: IO[str], rows: Sequence[tuple[Run, Question]]) -> None:
     writer.writerow(COLUMNS)
     for run, q in rows:
         grade = "" if q.grade is None else str(q.grade)
-        writer.writerow([str(run.path), run.model, q.id, q.dimension, q.question, q.answer, grade,
-                         q.reasons, ""])
+        writer.writerow([neutralised(str(cell)) for cell in (str(run.path), run.model, q.id, q.dimension, q.question,
+                                                         q.answer, grade, q.reasons, "")])
 
 
 def _row(path: Path, line: int, row: list[str], column: dict[str, int],
@@ -71,7 +90,7 @@ def _row(path: Path, line: int, row: list[str], column: dict[str, int],
     def fail(name: str, message: str) -> ClueError:
         return ClueError(f"{path}:{line}: column {column[name] + 1} ({name}): {message}")
 
-    model, qid, grade = (row[column[name]].strip() for name in ("model", "id", HUMAN))
+    model, qid, grade = (read_back(row[column[name]].strip()) for name in ("model", "id", HUMAN))
     if model not in by_model:
         raise fail("model", f"{model!r} is not one of the compared models ({', '.join(by_model)})")
     question = by_model[model].questions.get(qid)
@@ -123,7 +142,7 @@ def read_sheet(path: Path, runs: Sequence[Run], seed: int = 0) -> tuple[dict[str
             raise ClueError(f"{path}:{start}: column {column['id'] + 1} (id): {model} {qid} is already on line "
                             f"{seen[model, qid]}")
         seen[model, qid] = start
-        sheet_grade = row[column["judge_grade"]].strip() if "judge_grade" in column else ""
+        sheet_grade = read_back(row[column["judge_grade"]].strip()) if "judge_grade" in column else ""
         if sheet_grade and sheet_grade != str(question.grade):
             warnings.append(f"{path}:{start}: the sheet's judge grade {sheet_grade} is not the run's "
                             f"{question.grade} (was the run judged again after the sheet was exported?)")
