@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.errors import DataError, InputError
+from clue_core.surrogates import check_document, check_record
 
 _MISSING = object()
 # ``json.loads`` per line costs a third more than the decoder's own raw_decode (it wraps it
@@ -40,9 +41,11 @@ def read_json(path: str | Path) -> Any:
         line, message = _not_utf8(raw, exc)
         raise InputError(path, message, line=line) from None
     try:
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    check_document(document, text, path)  # "\ud800" parses, but is no text: one line, not a later traceback
+    return document
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -78,6 +81,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                         ) from None
                 if not isinstance(record, dict):
                     raise InputError(path, f"expected a JSON object, got {type(record).__name__}", line=line_number)
+                check_record(record, line, path, line_number)  # a lone surrogate ("\ud800") is no text
                 yield line_number, record
         except UnicodeDecodeError:
             # Text mode decodes 8 KB blocks ahead of the lines it hands out, so the error comes
