@@ -164,16 +164,36 @@ def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
         handle.write("\n")
 
 
+#: Lines searched for a secret at once by ``write_jsonl`` (one substring search per secret's form).
+_BATCH = 512
+
+
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> None:
-    """Write JSON Lines atomically, one compact object per line; secrets redacted line by line
-    (nothing is searched in a run without secrets: this writes every prediction)."""
+    """Write JSON Lines atomically, one compact object per line; secrets redacted line by line.
+
+    This writes every prediction, so it stays cheap: nothing is searched in a run without secrets,
+    and with some each batch of lines is searched whole, a line redacted only in a batch that holds one.
+    """
+    def dump(clean: Any) -> str:
+        return _strict_json(path, clean, None)
+
     with _atomic_open(path, "w", "utf-8", redact=False) as handle:
+        batch: list[tuple[str, Any]] = []
         for record in records:
-            text = _strict_json(path, record, None)
-            if redaction.active():
-                text = redaction.json_text(text, record, lambda clean: _strict_json(path, clean, None))
-            handle.write(text)
-            handle.write("\n")
+            batch.append((dump(record), record))
+            if len(batch) == _BATCH:
+                handle.write(_jsonl_text(batch, dump))
+                batch = []
+        if batch:
+            handle.write(_jsonl_text(batch, dump))
+
+
+def _jsonl_text(batch: list[tuple[str, Any]], dump: Any) -> str:
+    """The lines of ``batch`` (``(text, record)`` pairs), each ending in a newline, without a secret."""
+    text = "\n".join(line for line, _ in batch) + "\n"
+    if not redaction.active() or not redaction.holds(text):
+        return text
+    return "".join(redaction.json_text(line, record, dump) + "\n" for line, record in batch)
 
 
 def _strict_json(path: str | Path, data: Any, indent: int | None) -> str:
