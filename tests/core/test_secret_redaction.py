@@ -97,6 +97,14 @@ def test_write_json_and_write_jsonl_redact_and_stay_valid_json(tmp_path) -> None
     assert lines[1] == {"id": 2, "prediction": "***"}
 
 
+def test_write_jsonl_redacts_the_one_line_of_a_batch_that_holds_a_secret(tmp_path) -> None:
+    redaction.register(KEY)
+    records = [{"id": i, "prediction": KEY if i == 700 else f"答案{i}", "scores": [0.5]} for i in range(1500)]
+    write_jsonl(tmp_path / "p.jsonl", records)
+    lines = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines == [{**r, "prediction": "***"} if r["id"] == 700 else r for r in records]
+
+
 def test_atomic_open_redacts_text_across_writes_and_bytes(tmp_path) -> None:
     redaction.register(KEY)
     with atomic_open(tmp_path / "page.md") as handle:
@@ -177,6 +185,29 @@ def test_everything_a_command_prints_is_redacted(run_cli, monkeypatch, isolated_
     assert "the secret is ***" in result.output and "stderr has ***" in result.output
     assert "printed ***" in result.output
     assert "error: cannot use '***'" in result.output
+
+
+@click.command()
+def crashing() -> None:
+    """Fail with a bug (not a ClueError) whose message quotes a secret, raised from another."""
+    try:
+        raise ValueError(f"inner {KEY}")
+    except ValueError as exc:
+        raise RuntimeError(f"outer {KEY}") from exc
+
+
+class Crashing:
+    @hookimpl
+    def clue_commands(self) -> list[CommandSpec]:
+        return [CommandSpec("crashing", "Crash.", f"{__name__}:crashing")]
+
+
+def test_a_traceback_quotes_no_secret(run_cli, isolated_kernel) -> None:
+    redaction.register(KEY)
+    isolated_kernel.register(Crashing(), "crashing")
+    with pytest.raises(RuntimeError) as raised:  # Python prints it after the command: its message is redacted
+        run_cli("crashing", kernel=isolated_kernel)
+    assert str(raised.value) == "outer ***" and str(raised.value.__cause__) == "inner ***"
 
 
 def test_a_click_usage_error_is_redacted(run_cli, monkeypatch) -> None:
