@@ -100,3 +100,37 @@ def test_dry_run_lists_every_trial_and_writes_nothing(run_cli, tmp_path):
     assert ids == [f"afqmc--hf-tiny--learning_rate-{lr}--seed-{s}" for lr in ("0.001", "0.01") for s in (1, 2)]
     assert all(" new " in line for line in result.output.strip().splitlines())
     assert not (tmp_path / "out").exists()
+
+
+def test_a_file_saved_with_a_utf8_bom_is_read(tmp_path):
+    from clue_sweep.spec import load_sweep
+
+    sweep = tmp_path / "bom.toml"  # Windows editors (Notepad) save UTF-8 with a byte-order mark
+    sweep.write_bytes(b'\xef\xbb\xbftasks = ["afqmc"]\nmodels = ["baseline"]\n')
+    spec = load_sweep(sweep)
+    assert spec.tasks == ("afqmc",) and spec.models == ("baseline",)
+
+
+@pytest.mark.parametrize(("fields", "key", "missing"), [
+    ({"data_dir": "no/such/data"}, "data_dir", "no/such/data"),
+    ({"models": ["baseline", "hf:/no/such/folder"], "sample": True}, "models", "/no/such/folder"),
+    ({"models": ["hf:./no-such-checkpoint"], "sample": True}, "models", "no-such-checkpoint"),
+])
+def test_a_missing_data_folder_or_model_folder_is_refused_at_planning(run_cli, tmp_path, monkeypatch, fields, key,
+                                                                     missing):
+    monkeypatch.chdir(tmp_path)  # data_dir and ./ model paths are relative to the current folder
+    sweep = write_sweep(tmp_path / "s.toml", **{"tasks": ["afqmc"], "models": ["baseline"], "seeds": [1], **fields})
+    line = refused(run_cli, sweep, tmp_path / "out")
+    assert str(sweep) in line and f"field '{key}'" in line and missing in line and "no such folder" in line, line
+
+
+def test_a_model_folder_that_is_a_file_is_refused_and_a_hub_id_is_left_to_the_model(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "weights.bin").write_bytes(b"")
+    sweep = write_sweep(tmp_path / "s.toml", tasks=["afqmc"], models=["hf:./weights.bin"], seeds=[1],
+                        sample=True)
+    assert "not a folder" in refused(run_cli, sweep, tmp_path / "out")
+    from clue_sweep.spec import load_sweep
+
+    hub = load_sweep(write_sweep(tmp_path / "h.toml", tasks=["afqmc"], models=["hf:hfl/rbt3"], seeds=[1]))
+    assert hub.models == ("hf:hfl/rbt3",)  # a hub id (no folder of that name here) is the model plugin's to find

@@ -138,6 +138,28 @@ def _resources(path: Path, data: dict[str, Any]) -> Resources:
     return Resources(cpus, float(gpus))
 
 
+def _folder(path: Path, key: str, name: str, where: str) -> None:
+    """A folder the file names must be there: otherwise every trial would fail on it, one by one."""
+    folder = Path(where).expanduser()
+    if not folder.is_dir():
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise InputError(path, f"{name}: {what} {folder.resolve()} (relative paths start at the current folder)",
+                         field=key)
+
+
+def _model_folders(path: Path, models: tuple[str, ...]) -> None:
+    """An ``hf:`` model given as a path (``/``, ``.``, ``~``, or an existing relative path) must be a folder.
+
+    The model plugin checks it only when a trial builds its learner, after planning; a hub id
+    (``hf:hfl/rbt3``, no such path here) is left to the plugin, which knows the hub and its cache.
+    """
+    for model in models:
+        scheme, _, source = model.partition(":")
+        if scheme == "hf" and source and (source.startswith((".", "/", "~")) or (
+                "/" in source.strip("/") and Path(source).exists())):
+            _folder(path, "models", model, source)
+
+
 def load_sweep(path: Path) -> SweepSpec:
     """Parse and check the sweep file; anything wrong is one line naming the file and the key."""
     try:
@@ -147,7 +169,7 @@ def load_sweep(path: Path) -> SweepSpec:
     if path.suffix.lower() != ".toml":
         raise InputError(path, "a sweep file is TOML and ends in .toml")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's UTF-8) is no TOML error
     except OSError as exc:
         raise InputError(path, f"cannot read the sweep file ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
@@ -165,11 +187,14 @@ def load_sweep(path: Path) -> SweepSpec:
         raise InputError(path, "expected the path of a data folder", field="data_dir")
     if sample and data_dir:
         raise InputError(path, "sample = true and data_dir exclude each other", field="data_dir")
+    if data_dir:
+        _folder(path, "data_dir", data_dir, data_dir)
     limit = data.get("limit")
     if limit is not None and (not _is_int(limit) or limit < 1):
         raise InputError(path, "expected a whole number of examples, at least 1", field="limit")
     grid = _grid(path, data)
-    return SweepSpec(path=path, tasks=_names(path, data, "tasks", "task names"),
-                     models=_names(path, data, "models", "model names"), seeds=_seeds(path, data),
+    tasks, models = _names(path, data, "tasks", "task names"), _names(path, data, "models", "model names")
+    _model_folders(path, models)
+    return SweepSpec(path=path, tasks=tasks, models=models, seeds=_seeds(path, data),
                      sample=sample, data_dir=Path(data_dir).expanduser().resolve() if data_dir else None,
                      limit=limit, settings=_settings(path, data, grid), grid=grid, resources=_resources(path, data))
