@@ -53,7 +53,7 @@ def test_the_missing_answer_warnings_name_their_split(run_cli, tmp_path) -> None
     result = run_dir(run_cli, tmp_path / "out", "afqmc", file)
     assert result.exit_code == 0, result.output
     assert "warning: 4 of 16 questions of the dev split have no recorded answer" in result.output
-    assert "warning: 16 of 16 questions of the test split have no recorded answer" in result.output
+    assert "warning: 16 of 16 questions of the test 1.1 split have no recorded answer" in result.output
 
 
 @pytest.mark.parametrize(("record", "field"), [

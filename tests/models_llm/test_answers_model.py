@@ -148,7 +148,7 @@ def test_missing_answers_are_counted_warned_and_scored_as_wrong(run_cli, tmp_pat
     result = run_dir(run_cli, tmp_path / "out", "afqmc", file)
     assert result.exit_code == 0, result.output
     assert "warning: 4 of 16 questions of the dev split have no recorded answer" in result.output
-    assert "warning: 16 of 16 questions of the test split have no recorded answer" in result.output
+    assert "warning: 16 of 16 questions of the test 1.1 split have no recorded answer" in result.output
     assert "warning: 2 of the 14 records" in result.output and "answer no question asked" in result.output
     found = metrics(tmp_path / "out", "afqmc")
     assert found["dev"]["accuracy"] == pytest.approx(100 * 12 / 16)

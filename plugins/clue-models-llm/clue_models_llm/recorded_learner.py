@@ -41,7 +41,6 @@ from clue_core.plugin import (
     ClueError,
     Example,
     Prediction,
-    RunContext,
     Setting,
     TaskSpec,
     printable,
@@ -69,28 +68,16 @@ class RecordedLearner(LLMLearner):
         self.found = {"questions": 0, "matched_by_id": 0, "matched_by_prompt": 0, "missing": 0, "empty": 0}
         self.used: set[int] = set()  # the indexes of the records that answered a question
         self.taken_by_id: set[int] = set()  # records an earlier split matched by id (ids repeat across splits)
-        self._dev: list[Example] = []
         self._pending: list[str] = []
         self._warned = False
 
     # -- predicting -----------------------------------------------------------------------
 
-    def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
-        """The LLM learner's fit; the dev questions kept, so a warning can say which split it is about."""
-        self._dev = list(dev)
-        super().fit(train, dev, context)
-
-    def _split(self, examples: Sequence[Example]) -> str:
-        """The split ``examples`` are (a learner is not told): dev, test (unlabelled), else a scored split.
-
-        Examples are compared whole, not by id: a test file numbers its questions from 0 as dev does.
-        """
-        if list(examples) == self._dev:
-            return "dev"
-        if all(answers.gold(example) is None for example in examples):
-            return "test"
-        scored = self.task.scored_splits
-        return scored[0] if len(scored) == 1 else "scored"
+    def _of_split(self) -> str:
+        """`` of the dev split`` (``test 1.1``, ``test_public``): the split the kernel is predicting
+        (``context.split``), since ``predict`` is not told; empty outside the kernel's calls."""
+        split = self.context.split if self.context is not None else ""
+        return f" of the {split} split" if split else ""
 
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
         """The LLM learner's predictions, counted: matched, missing, empty; nothing matched at all stops here."""
@@ -114,12 +101,12 @@ class RecordedLearner(LLMLearner):
         book = self.backend.book
         if predictions and not self.used:
             raise ClueError(f"{book.path}: none of its {len(book.records)} records answers any of the "
-                            f"{len(predictions)} questions of the {self._split(examples)} split of {self.task.name} "
+                            f"{len(predictions)} questions{self._of_split()} of {self.task.name} "
                             f"(matched by {_how(book.match)}, answer field {book.answer_field!r}): is it the file "
                             "of this task?")
         if missing:
             self._echo(printable(
-                f"warning: {missing} of {len(predictions)} questions of the {self._split(examples)} split have no "
+                f"warning: {missing} of {len(predictions)} questions{self._of_split()} have no "
                 f"recorded answer in {book.path} (field {book.answer_field!r}): scored as wrong, counted in "
                 "model_info.recorded.missing"))
         return predictions
