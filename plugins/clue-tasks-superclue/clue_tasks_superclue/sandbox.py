@@ -36,13 +36,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from clue_core.plugin import ClueError
+from clue_tasks_superclue import sandbox_host
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
+#: The fence modules the worker imports from beside itself (bound next to it inside bubblewrap).
+FENCES = ("sandbox_seccomp.py", "sandbox_landlock.py", "sandbox_privileges.py")
 #: The modules the 431 official checkers import (found with ast), plus the two packages two of them use.
 IMPORTS = ("re", "collections", "string", "typing", "json", "sys", "langdetect", "pypinyin")
 ISOLATIONS = ("auto", "bwrap", "process")
 _INSIDE_WORK = "/sandbox/work"
-_INSIDE_WORKER = "/sandbox/worker.py"
+_INSIDE_WORKER = "/sandbox/sandbox_worker.py"
 _SYSTEM_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/share", "/lib", "/lib64", "/lib32")
 _STARTUP_S = 30.0
 _LINE_BYTES = 1 << 20
@@ -60,6 +63,8 @@ class Limits:
     workers: int = 2
     isolation: str = "auto"
     imports: tuple[str, ...] = IMPORTS
+    #: the unprivileged uid (and gid) a checker child started with capabilities (root) drops to
+    uid: int = 65534
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +128,10 @@ def bwrap_command(bwrap: str) -> list[str]:
     for folder in python_dirs():  # both sides of a venv's symbolic links are among them
         if not folder.startswith("/usr/"):
             args += ["--ro-bind", folder, folder]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", _INSIDE_WORK, "--ro-bind", str(WORKER), _INSIDE_WORKER,
-             "--remount-ro", "/", "--chdir", _INSIDE_WORK]
-    return args
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", _INSIDE_WORK, "--ro-bind", str(WORKER), _INSIDE_WORKER]
+    for name in FENCES:
+        args += ["--ro-bind", str(WORKER.with_name(name)), f"/sandbox/{name}"]
+    return [*args, "--remount-ro", "/", "--chdir", _INSIDE_WORK]
 
 
 class Worker:
@@ -133,10 +139,10 @@ class Worker:
 
     def __init__(self, limits: Limits, use_bwrap: bool) -> None:
         self.limits, self.bwrap = limits, use_bwrap
-        self.host_dir: str | None = None if use_bwrap else tempfile.mkdtemp(prefix="clue-cpif-")
+        self.host_dir: str | None = None if use_bwrap else sandbox_host.work_root()
         work_dir = _INSIDE_WORK if use_bwrap else self.host_dir
         config = {"work_dir": work_dir, "read_roots": read_roots(), "imports": list(limits.imports),
-                  "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "cpu": limits.cpu}
+                  "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "cpu": limits.cpu, "uid": limits.uid}
         worker = _INSIDE_WORKER if use_bwrap else str(WORKER)
         command = [sys.executable, "-I", "-B", worker, json.dumps(config)]
         if use_bwrap:
@@ -154,7 +160,7 @@ class Worker:
                 shutil.rmtree(self.host_dir, ignore_errors=True)
             raise
         self.buffer = bytearray()
-        self.seccomp: str | None = None
+        self.fences: dict[str, str] = {}
         self.why = ""
 
     @property
@@ -169,14 +175,16 @@ class Worker:
             ready = json.loads(line) if line is not None else None
         except ValueError:
             ready = None
-        if not isinstance(ready, dict) or ready.get("ready") is not True:
+        if not isinstance(ready, dict) or ready.get("ready") is not True or ready.get("problem"):
+            problem = ready.get("problem") if isinstance(ready, dict) else None
             if self.process.poll() is None:
                 self.process.kill()
             self.process.wait()
-            self.why = self.failure()
+            self.why = str(problem) if problem else self.failure()
             self.kill()
             return False
-        self.seccomp = ready.get("seccomp")
+        fences = ready.get("fences")
+        self.fences = {str(k): str(v) for k, v in fences.items()} if isinstance(fences, dict) else {}
         return True
 
     def send(self, request: dict[str, Any]) -> bool:
@@ -238,14 +246,20 @@ class Sandbox:
     """The pool: ``with Sandbox(limits) as box: verdicts = box.run(checks)``; close kills every worker."""
 
     def __init__(self, limits: Limits = Limits()) -> None:
-        if limits.isolation not in ISOLATIONS:
-            raise ClueError(f"sandbox isolation must be one of {', '.join(ISOLATIONS)}, not {limits.isolation!r}")
+        self._hidden = False
+        check_isolation(limits.isolation)
         self.limits = limits
         self.use_bwrap = limits.isolation != "process" and bwrap_path() is not None
-        if limits.isolation == "bwrap" and not self.use_bwrap:
-            raise ClueError("sandbox isolation 'bwrap' asked, but bubblewrap (bwrap) is not installed")
+        if limits.isolation == "auto" and not self.use_bwrap:
+            warn_once("sandbox: bubblewrap (bwrap) is not installed; checkers run as plain processes with "
+                      "seccomp, Landlock, a dropped uid and an audit hook (see docs/superclue.md)")
+        sandbox_host.sweep()
         self.workers: list[Worker] = []
         self.isolation = "bwrap" if self.use_bwrap else "process"
+        #: what held in the last worker started: isolation, privileges, landlock, seccomp
+        self.fences: dict[str, str] = {"isolation": self.isolation}
+        sandbox_host.hide()
+        self._hidden = True
 
     def __enter__(self) -> Sandbox:
         return self
@@ -256,6 +270,9 @@ class Sandbox:
     def close(self) -> None:
         while self.workers:
             self.workers.pop().kill()
+        if self._hidden:
+            self._hidden = False
+            sandbox_host.unhide()
 
     def _start(self) -> Worker:
         worker = Worker(self.limits, self.use_bwrap)
@@ -265,16 +282,15 @@ class Sandbox:
             worker.kill()
             raise
         if started:
-            if worker.seccomp:
-                warn_once(f"sandbox: no seccomp filter ({worker.seccomp}); the other fences hold")
+            self.fences = {"isolation": self.isolation, **worker.fences}
             return worker
         why = worker.why
         if not self.use_bwrap:
-            raise ClueError(f"sandbox: the checker worker did not start: {why}")
+            raise ClueError(f"sandbox: the checker worker did not start (no checker runs without its fences): {why}")
         if self.limits.isolation == "bwrap":
             raise ClueError(f"sandbox: bubblewrap did not start the checker worker: {why}")
-        warn_once(f"sandbox: bubblewrap failed ({why}); checkers run as plain processes with rlimits, seccomp and "
-                  "an audit hook only (see docs/superclue.md)")
+        warn_once(f"sandbox: bubblewrap failed ({why}); checkers run as plain processes with seccomp, Landlock, "
+                  "a dropped uid and an audit hook (see docs/superclue.md)")
         self.use_bwrap, self.isolation = False, "process"
         return self._start()
 
@@ -353,8 +369,18 @@ def _parse(line: str, index: int) -> Verdict | None:
     return Verdict(passed and not error, reason, error)
 
 
-def run_checks(checks: Iterable[Check], limits: Limits = Limits()) -> tuple[list[Verdict], str]:
-    """Every verdict and the isolation that held (``bwrap`` or ``process``), workers closed after."""
+def check_isolation(isolation: str) -> None:
+    """At planning as at the first check: an unknown isolation, or ``bwrap`` without bubblewrap, is refused."""
+    if isolation not in ISOLATIONS:
+        raise ClueError(f"sandbox isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
+    if isolation == "bwrap" and bwrap_path() is None:
+        raise ClueError("sandbox=bwrap asked, but bubblewrap (bwrap) is not installed: install it "
+                        "(apt-get install bubblewrap) or use --set sandbox=process")
+
+
+def run_checks(checks: Iterable[Check], limits: Limits = Limits()) -> tuple[list[Verdict], dict[str, str]]:
+    """Every verdict and what held (``isolation``: ``bwrap`` or ``process``; ``privileges``, ``landlock``,
+    ``seccomp``), workers closed after."""
     with Sandbox(limits) as box:
         verdicts = box.run(list(checks))
-        return verdicts, box.isolation
+        return verdicts, dict(box.fences)
