@@ -93,7 +93,11 @@ def test_a_failed_trial_is_recorded_and_the_others_go_on(run_cli, tmp_path):
                         grid={"tiny_num_heads": [3, 2]})  # 3 heads do not divide 32 units: that trial fails
     result = run_cli("sweep", sweep, "-o", out, "--workers", "0")
     assert result.exit_code == 2, result.output
-    assert result.output.strip().splitlines()[-1].startswith("error: 1 of 2 trials failed")
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("error: 1 of 2 trials failed: afqmc--hf-tiny--tiny_num_heads-3--seed-1: "), last
+    assert "must divide tiny_hidden_size" in last and str(out / "summary.json") in last
+    # a rerun runs a failed trial again, so say that, and that it fails again unless its cause is fixed
+    assert "the same command runs them again" not in last and "runs the failed trials again" in last, last
     trials = {t["config"]["tiny_num_heads"]: t for t in summary(out)["trials"]}
     assert trials[3]["status"] == "failed" and "must divide tiny_hidden_size" in trials[3]["error"]
     assert "\n" not in trials[3]["error"]
@@ -121,6 +125,9 @@ def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes_the_interrupted_one(
     result = run_cli("sweep", sweep, "-o", out, "--workers", "0")
     assert result.exit_code == 130, result.output
     assert "1 of 3 trials complete, 1 kept unfinished, 1 not started" in result.output
+    line = next(line for line in result.output.splitlines() if "seed-2 " in line and line.startswith("[sweep]"))
+    assert line.startswith("[sweep] 1/3 done · afqmc--baseline--default--seed-2 interrupted: afqmc is kept "), line
+    assert "trials/min" not in line and "left" not in line
     data = summary(out)
     assert data["status"] == "interrupted"
     assert [t["status"] for t in data["trials"]] == ["complete", "interrupted", "pending"]

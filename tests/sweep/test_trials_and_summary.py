@@ -102,3 +102,24 @@ def test_the_screen_table_marks_the_best_and_lists_failures(tmp_path):
     row = next(line for line in text.splitlines() if "learning_rate=0.2" in line)
     assert "67.00 ± 4.24" in row and row.rstrip().endswith("*")
     assert "failed: afqmc--baseline--learning_rate-0.3--seed-2: boom" in text
+
+
+def result(trial: str, status: str, primary: float | None = None, error: str | None = None) -> dict:
+    return {"id": trial, "status": status, "primary": primary, "primary_metric": "accuracy" if primary else None,
+            "error": error, "seconds": 1.0}
+
+
+def test_interrupted_trials_are_not_counted_done_and_an_interrupt_shows_no_rate_or_time_left():
+    from clue_sweep.command import Progress
+
+    lines: list[str] = []
+    progress = Progress(4, 1, lines.append)  # one trial already complete from an earlier sweep
+    progress(result("a", "complete", 50.0))
+    progress(result("b", "failed", error="boom"))  # a failed trial is finished: it counts as done
+    progress(result("c", "interrupted", error="interrupted: kept unfinished"))
+    progress(result("d", "interrupted", error="interrupted: kept unfinished"))
+    assert lines[0].startswith("[sweep] 2/4 done · a complete accuracy 50.00 · ") and "trials/min" in lines[0]
+    assert lines[1].startswith("[sweep] 3/4 done, 1 failed · b failed: boom · ") and "left" in lines[1]
+    for line, trial in zip(lines[2:], "cd"):
+        assert line.startswith(f"[sweep] 3/4 done, 1 failed · {trial} interrupted: kept unfinished · "), line
+        assert "trials/min" not in line and "left" not in line and "interrupted" in line.split(" · ")[-1], line

@@ -85,23 +85,36 @@ def reuse_finished(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Any
 
 
 class Progress:
-    """One line per finished trial: how many are done, the rate and the time left."""
+    """One line per trial that ends: how many are done, the rate and the time left.
+
+    A failed trial is done (it ended; a rerun tries it again); an interrupted one is not: it is
+    kept unfinished for the rerun to resume, and its line says the sweep is stopping rather than
+    a rate and a time left that no longer mean anything.
+    """
 
     def __init__(self, total: int, done: int, echo: Any) -> None:
         self.total, self.done, self.failed, self.echo = total, done, 0, echo
         self.ran, self.started = 0, time.monotonic()
 
     def __call__(self, result: dict[str, Any]) -> None:
-        self.done += 1
-        self.ran += 1
-        self.failed += result["status"] == "failed"
-        elapsed = time.monotonic() - self.started
-        left = (self.total - self.done) * elapsed / self.ran
+        interrupted = result["status"] == "interrupted"
+        if not interrupted:
+            self.done += 1
+            self.ran += 1
+            self.failed += result["status"] == "failed"
         score = f" {result['primary_metric']} {result['primary']:.2f}" if result.get("primary") is not None else ""
-        error = f": {result['error']}" if result["status"] != "complete" and result.get("error") else ""
+        error = result.get("error") if result["status"] != "complete" else None
+        what = f"{result['id']} {result['status']}{score}" + (f": {error}" if error else "")
+        if interrupted and error and error.startswith("interrupted"):
+            what = f"{result['id']} {error}"  # the kernel's own "interrupted: … kept unfinished in …"
+        if interrupted:
+            pace = "interrupted: stopping, no new trial starts"
+        else:
+            elapsed = max(time.monotonic() - self.started, 1e-9)
+            left = (self.total - self.done) * elapsed / self.ran
+            pace = f"{60 * self.ran / elapsed:.1f} trials/min, about {_duration(left)} left"
         self.echo(f"[sweep] {self.done}/{self.total} done{f', {self.failed} failed' if self.failed else ''} · "
-                  f"{result['id']} {result['status']}{score}{error} · {60 * self.ran / elapsed:.1f} trials/min, "
-                  f"about {_duration(left)} left")
+                  f"{what} · {pace}")
 
 
 def _duration(seconds: float) -> str:
@@ -197,8 +210,9 @@ def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], 
         data = summary.write("interrupted", stopped=True)
         counts = data["counts"]
         click.echo(summary_file.table(data))
+        failed = f", {counts['failed']} failed (a rerun runs them again)" if counts["failed"] else ""
         say(f"interrupted: {counts['complete']} of {counts['total']} trials complete, {counts['interrupted']} kept "
-            f"unfinished, {counts['pending']} not started; the same command resumes the sweep")
+            f"unfinished, {counts['pending']} not started{failed}; the same command resumes the sweep")
         ctx.exit(130)
     data = summary.write("running")
     summary.bootstraps = best_against_runner_up(kernel, data, root)
@@ -206,8 +220,21 @@ def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], 
     data = summary.write("failed" if failed else "complete")
     click.echo(summary_file.table(data))
     if failed:
-        raise ClueError(f"{failed} of {len(trials)} trials failed (their errors are in {root / summary_file.SUMMARY} "
-                        "and each trial's trial.log); the same command runs them again")
+        raise ClueError(failure_line(data, root))
+
+
+def failure_line(data: dict[str, Any], root: Path) -> str:
+    """What failed, and the truth about a rerun: it runs the failed trials again (they are not complete).
+
+    A failure is not an interruption: a bad setting value or a missing file fails the same way
+    on every rerun, so the line names the first failure and says to fix its cause first.
+    """
+    failed = [t for t in data["trials"] if t["status"] == "failed"]
+    first = failed[0]
+    others = f"; {len(failed) - 1} more" if len(failed) > 1 else ""
+    return (f"{len(failed)} of {len(data['trials'])} trials failed: {first['id']}: {first['error']}{others} (every "
+            f"error is in {root / summary_file.SUMMARY}, tracebacks in each trial's trial.log); the same command "
+            "runs the failed trials again and keeps the complete ones, so fix what failed first")
 
 
 def _execute(executor: str, payloads: list[dict[str, Any]], workers: int, address: str | None, spec: SweepSpec,

@@ -66,7 +66,8 @@ def run_trial(payload: dict[str, Any]) -> dict[str, Any]:
                 metrics = records[0].metrics
                 result.update(status="complete", primary=metrics.primary, primary_metric=metrics.primary_metric)
             except KeyboardInterrupt as exc:
-                result.update(status="interrupted", error=one_line(exc) if str(exc) else "interrupted")
+                # the kernel's message says what it kept ("interrupted: afqmc is kept unfinished in …")
+                result.update(status="interrupted", error=(str(exc).strip().splitlines() or ["interrupted"])[0])
             except Exception as exc:
                 result["error"] = one_line(exc)
                 if not isinstance(exc, _clue_error()):
