@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import ClueError, redact
+from clue_models_llm.cache_reason import why_not_writable
 from clue_models_llm.prompts import sha256
 
 #: Seconds a writer waits for another process's transaction.
@@ -76,7 +77,9 @@ class ResultCache:
             # "database disk image is malformed", "file is not a database": the answers in it are lost anyway
             return ClueError(f"the result cache {self.path} is damaged ({exc}): delete that file (its results are "
                              f"computed again), {WAYS_OUT}")
-        return ClueError(f"cannot {doing} the result cache {self.path}: {exc}; {WAYS_OUT}")
+        reason = why_not_writable(self.path) if isinstance(exc, sqlite3.OperationalError) and self.path else None
+        because = f" ({reason})" if reason else ""  # SQLite's words name no reason: the OS's do
+        return ClueError(f"cannot {doing} the result cache {self.path}: {exc}{because}; {WAYS_OUT}")
 
     @staticmethod
     def _retry(action: Any, attempts: int = 20) -> Any:
