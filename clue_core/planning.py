@@ -20,6 +20,7 @@ from typing import Any
 from clue_core import data
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
+from clue_core.inner_models import in_namespace
 from clue_core.kernel import Kernel
 from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import RunPaths
@@ -359,7 +360,10 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
     def load(name: str, namespace: str) -> Any:
         spec, argument = kernel.model(name)
         _require_kind(task, spec, namespace, name)
-        return resolve_ref(spec.factory)(argument, task, settings.values_for(spec.settings, namespace))
+        try:
+            return resolve_ref(spec.factory)(argument, task, settings.values_for(spec.settings, namespace))
+        except ClueError as exc:  # its settings named as the user writes them: judge.1.base_url, not base_url
+            raise in_namespace(exc, namespace, name, spec.settings) from None
 
     return load
 
