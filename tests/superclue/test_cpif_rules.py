@@ -109,6 +109,7 @@ def test_accuracy_and_counts() -> None:
                                     constraints=({"type": CHECK_TYPE, "check_code": code},))
                 for i, code in enumerate([ok, ok, bad, checker("1/0")])]
     result = cpif_metric.compute(examples, [Prediction(i, "x", None, None) for i in range(4)], settings=SETTINGS)
-    assert result.totals == {"accuracy": 50.0, "prompts": 4.0, "passed": 2.0, "checker_errors": 1.0}
+    assert result.totals == {"accuracy": 50.0, "prompts": 4.0, "passed": 2.0, "checker_errors": 1.0,
+                             "sandbox_bwrap": 0.0, "sandbox_landlock": result.totals["sandbox_landlock"]}
     assert result.per_example["accuracy"] == [100.0, 100.0, 0.0, 0.0]
     assert [set(d) for d in result.details] == [{"passed", "reason", "checker_error"}] * 4

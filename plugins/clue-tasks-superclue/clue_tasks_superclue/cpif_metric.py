@@ -23,9 +23,11 @@ from typing import Any
 from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction
 from clue_tasks_superclue import cpif_rules
 from clue_tasks_superclue.cpif_reader import checker_of
-from clue_tasks_superclue.sandbox import Check, Limits, Verdict, run_checks
+from clue_tasks_superclue.sandbox import Check, Limits, Verdict, check_isolation, run_checks
 
 COUNTS = ("prompts", "passed", "checker_errors")
+#: What held where checkers ran (absent when none ran): bubblewrap (1) or plain processes (0), Landlock ABI (0: none).
+FENCES = ("sandbox_bwrap", "sandbox_landlock")
 
 
 def limits_of(settings: Mapping[str, Any]) -> Limits:
@@ -67,8 +69,9 @@ def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Predi
             else:
                 checks.append(check)
                 where.append(index)
+    fences: dict[str, str] = {}
     if checks:
-        found, _isolation = run_checks(checks, limits_of(settings or {}))
+        found, fences = run_checks(checks, limits_of(settings or {}))
         for index, verdict in zip(where, found):
             verdicts[index] = verdict
     final = [v or Verdict(False, "checker error: not checked", True) for v in verdicts]
@@ -76,4 +79,13 @@ def compute(examples: Sequence[OpenQuestionExample], predictions: Sequence[Predi
     totals = {"accuracy": sum(passed) / len(passed) if passed else 0.0, "prompts": float(len(final)),
               "passed": float(sum(v.passed for v in final)),
               "checker_errors": float(sum(v.checker_error for v in final))}
+    if fences:  # what held, for metrics.json and the report: 1 bubblewrap, 0 plain processes; Landlock's ABI, 0 none
+        totals["sandbox_bwrap"] = 1.0 if fences.get("isolation") == "bwrap" else 0.0
+        landlock = fences.get("landlock", "")
+        totals["sandbox_landlock"] = float(landlock.split()[-1]) if landlock.startswith("landlock ABI") else 0.0
     return MetricResult(totals, {"accuracy": passed}, [v.as_dict() for v in final])
+
+
+def check_settings(settings: Mapping[str, Any]) -> None:
+    """At planning: ``sandbox=bwrap`` without bubblewrap stops the run before any answer is generated."""
+    check_isolation(str(settings.get("sandbox", Limits().isolation)))

@@ -21,10 +21,12 @@ would not be if a prompt were repeated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import DataError, InputError, OpenQuestionExample, SplitData, TaskSpec, find_file, iter_jsonl
+from clue_tasks_superclue.sandbox import planned_isolation
 
 FILE_NAME = "superclue-all-jqzl.json"
 DIMENSION = "精确指令遵循"
@@ -48,8 +50,11 @@ def checker_of(example: OpenQuestionExample) -> str | None:
     return None
 
 
-def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
-    """``superclue-cpif``'s one split, ``dev``: every prompt that has checker code, in file order."""
+def read(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str, Any] | None = None) -> SplitData:
+    """``superclue-cpif``'s one split, ``dev``: every prompt that has checker code, in file order.
+
+    With the run's ``sandbox`` setting, a note says which isolation the checkers will run in: the
+    manifest records it (metrics.json records the one that held, ``sandbox_bwrap``)."""
     if split != "dev":
         raise DataError(f"superclue-cpif has one split, dev (not {split!r})")
     path = prompt_file(data_dir)
@@ -80,6 +85,8 @@ def read(task: TaskSpec, data_dir: Path, split: str) -> SplitData:
         notes.append(f"{skipped} prompt(s) without valid_code skipped, as the official evaluator skips them")
     if repeated:
         notes.append(f"{repeated} repeated prompt(s): each kept once, with its last valid_code")
+    if settings is not None:
+        notes.append(planned_isolation(str(settings.get("sandbox", "auto"))))
     return SplitData(tuple(examples), notes=tuple(notes), files=(str(path),), where=tuple(where))
 
 

@@ -133,6 +133,11 @@ CLOSE_METRIC = MetricSpec(
 
 #: SuperCLUE-CPIFOpen (Chinese precise instruction following): each prompt's own Python checker decides, run
 #: as the official evaluator runs it but in a sandbox (cpif_metric, sandbox; docs/superclue.md).
+#: Declared by the metric (it runs the checkers) and by the reader (its note in the manifest says which isolation
+#: the run plans: bubblewrap or plain processes).
+SANDBOX = Setting("sandbox", str, "auto", "where checkers run: auto (bubblewrap if it works, else a fenced process, "
+                  "with one warning), bwrap (required), process", choices=("auto", "bwrap", "process"))
+
 CPIF = TaskSpec(
     name="superclue-cpif",
     kind=OPEN_QUESTION,
@@ -143,6 +148,7 @@ CPIF = TaskSpec(
     primary_metric="accuracy",
     splits=("dev",),
     data_files=("superclue-all-jqzl.json",),
+    reader_settings=(SANDBOX,),
     sample=f"{_PACKAGE}:cpif_sample",
     recommendations={"mode": "generate", "stop": "", "max_new_tokens": 2048},
     model_recommendations={"llm-tiny": {"max_new_tokens": 32}},
@@ -151,7 +157,7 @@ CPIF = TaskSpec(
           "CLUEbenchmark/SuperCLUE-CPIFOpen's superclue-all-jqzl.json (--data-dir).",
 )
 
-CPIF_COUNTS = ("prompts", "passed", "checker_errors")
+CPIF_COUNTS = ("prompts", "passed", "checker_errors", "sandbox_bwrap", "sandbox_landlock")
 
 CPIF_METRIC = MetricSpec(
     name="superclue_cpif",
@@ -162,14 +168,15 @@ CPIF_METRIC = MetricSpec(
     produces=("accuracy", *CPIF_COUNTS),
     counts=CPIF_COUNTS,
     settings=(
-        Setting("sandbox", str, "auto", "where checkers run: auto (bubblewrap if it works, else a fenced process, "
-                "with one warning), bwrap (required), process", choices=("auto", "bwrap", "process")),
+        SANDBOX,
         Setting("sandbox_timeout", float, 10.0, "wall-clock seconds per check", above=0),
         Setting("sandbox_cpu", float, 5.0, "CPU seconds per check", above=0),
         Setting("sandbox_memory_mb", int, 512, "address-space limit of a checker worker, MB", minimum=64),
         Setting("sandbox_workers", int, 2, "checker worker processes run in parallel", minimum=1, maximum=64),
         Setting("sandbox_imports", str, "", "modules checkers may import beyond the official ones, comma-separated"),
     ),
+    # sandbox=bwrap without bubblewrap must stop the run when planned, not after every answer is generated
+    check=f"{_PACKAGE}.cpif_metric:check_settings",
 )
 
 

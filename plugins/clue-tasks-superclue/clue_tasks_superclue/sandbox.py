@@ -378,6 +378,16 @@ def check_isolation(isolation: str) -> None:
                         "(apt-get install bubblewrap) or use --set sandbox=process")
 
 
+def planned_isolation(isolation: str) -> str:
+    """The manifest's note: where this run's checkers are to run (``auto`` as this machine resolves it)."""
+    if isolation == "process" or (isolation == "auto" and bwrap_path() is None):
+        why = "sandbox=process" if isolation == "process" else "sandbox=auto, bubblewrap (bwrap) is not installed"
+        return f"checker sandbox: plain processes ({why}): seccomp, Landlock, no privileges, an audit hook"
+    return (f"checker sandbox: bubblewrap (sandbox={isolation}), with seccomp, Landlock, no privileges, an audit "
+            "hook" + (" (a bwrap that fails to start falls back to plain processes, with a warning)"
+                      if isolation == "auto" else ""))
+
+
 def run_checks(checks: Iterable[Check], limits: Limits = Limits()) -> tuple[list[Verdict], dict[str, str]]:
     """Every verdict and what held (``isolation``: ``bwrap`` or ``process``; ``privileges``, ``landlock``,
     ``seccomp``), workers closed after."""
