@@ -118,10 +118,14 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
 
 
 def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskResult]:
-    model, argument, output_dir, plans = plan_run(kernel, request)
     # before anything is written or echoed: every declared credential in the environment as it is now
-    # (a kernel loaded earlier saw an older one) and the keys this run's backends will read
+    # (a kernel loaded earlier saw an older one), then the keys this run's backends will read
     redaction.register_kernel(kernel)
+    try:
+        model, argument, output_dir, plans = plan_run(kernel, request)
+    except BaseException as exc:
+        redaction.redact_exception(exc)
+        raise
     for plan in plans:
         redaction.register_settings(plan.settings.declared, plan.settings.values)
     rank, world = process_rank()

@@ -231,3 +231,20 @@ def test_a_short_environment_value_is_left_alone(monkeypatch, tmp_path: Path) ->
     Kernel()
     write_json(tmp_path / "a.json", {"id": "hf_1"})
     assert json.loads((tmp_path / "a.json").read_text(encoding="utf-8")) == {"id": "hf_1"}
+
+
+# -- the Python API -----------------------------------------------------------------------
+
+def test_api_run_echoes_writes_and_raises_no_environment_credential(tmp_path, monkeypatch) -> None:
+    from clue_core import api
+
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_TOKEN", KEY)  # read by the Hugging Face hub itself: no plugin declares it
+    lines: list[str] = []
+    out = tmp_path / KEY / "out"  # a path holding it: each progress line names the run folder
+    api.run("afqmc", model="baseline", sample=True, output_dir=out, echo=lines.append)
+    assert lines and not [line for line in lines if KEY in line] and any("***" in line for line in lines)
+    with pytest.raises(ClueError) as raised:  # an error of planning quotes it: the message does not
+        api.run("afqmc", model="baseline", data_dir=tmp_path / KEY / "no-data", output_dir=tmp_path / "o2",
+                echo=None)
+    assert KEY not in str(raised.value) and "***" in str(raised.value)
