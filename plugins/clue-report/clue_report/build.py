@@ -181,6 +181,7 @@ def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
     if odd:
         warnings.append(f"not comparable with published scores or full-dev runs (bundled sample or --limit): "
                         f"{', '.join(odd)}")
+    warnings += [note for sweep in found.sweeps if (note := sweep.note())]
     for run in found.unfinished:
         warnings.append(f"left out, unfinished: {run.path} ({run.reason})")
     for run in runs:

@@ -1,7 +1,8 @@
 """Find what ``clue-core report`` was pointed at: run directories, unfinished runs, section inputs.
 
 A RUN_OR_FOLDER argument is a run directory (it holds ``manifest.json`` or
-``metrics.json``), a folder of them (``clue-core run -o``), or a file a report section reads
+``metrics.json``), a folder of them (``clue-core run -o``), a sweep folder (``clue-core sweep
+-o``, its trials read as :mod:`clue_report.sweeps` says), or a file a report section reads
 (its ``inputs``, e.g. the SuperCLUE section's ``comparison.json``), or a folder holding one,
 or a folder whose sub-folders do. Unfinished runs (a staging folder, a manifest that never
 reached ``"complete"``, a missing ``metrics.json``) are collected too, so the report can say
@@ -28,6 +29,7 @@ from clue_core.plugin import (
     read_manifest,
     read_metrics,
 )
+from clue_report.sweeps import Sweep, is_sweep, read_sweep
 
 DEV_PREDICTIONS = f"{PREDICTIONS_DIR}/dev.jsonl"
 
@@ -41,6 +43,8 @@ class Run:
     metrics: dict[str, Any]
     records: list[dict[str, Any]] | None
     notes: list[str] = field(default_factory=list)
+    #: The sweep trial this run is (:meth:`clue_report.sweeps.Trial.info`); empty for other runs.
+    sweep: dict[str, Any] = field(default_factory=dict)
 
     @property
     def task(self) -> str:
@@ -100,6 +104,8 @@ class Collected:
     unfinished: list[Unfinished] = field(default_factory=list)
     #: The files of the report sections' ``inputs`` found among the paths, in argument then name order.
     inputs: list[Path] = field(default_factory=list)
+    #: The sweep folders among the paths (``clue-core sweep -o DIR``).
+    sweeps: list[Sweep] = field(default_factory=list)
 
 
 def _is_run_dir(path: Path) -> bool:
@@ -143,11 +149,14 @@ def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ())
             continue
         if not path.is_dir():
             raise ClueError(f"{path}: no such run directory or folder")
+        if not _is_run_dir(path) and is_sweep(path):
+            _add_sweep(found, read_sweep(path), seen, records)
+            continue
         candidates = [path] if _is_run_dir(path) else sorted(p for p in path.iterdir() if p.is_dir() and
                                                             _is_run_dir(p))
         files = input_files(path, inputs)
         if not candidates and not files:
-            raise ClueError(f"{path}: no {' or '.join((METRICS, *inputs))} here or in its sub-folders")
+            raise ClueError(_nothing_here(path, inputs))
         found.inputs += [f for f in files if f not in found.inputs]
         for run_dir in candidates:
             key = run_dir.resolve()
@@ -157,6 +166,30 @@ def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ())
     if found.unfinished and not found.runs and not found.inputs:
         raise ClueError(_only_unfinished(paths, found.unfinished))
     return found
+
+
+def _nothing_here(path: Path, inputs: tuple[str, ...]) -> str:
+    """The line for a folder with no run: where the runs are, when they are one level further down (a
+    folder of run folders, or a sweep whose summary.json is gone), rather than only what is missing."""
+    lower = sorted(p.parent for p in path.glob(f"*/*/{METRICS}"))
+    where = (f"; {len(lower)} run(s) are one level further down (e.g. {lower[0]}): pass their folders "
+             f"({path}/*)" if lower else "")
+    return f"{path}: no {' or '.join((METRICS, *inputs))} here or in its sub-folders{where}"
+
+
+def _add_sweep(found: Collected, sweep: Sweep, seen: set[Path], records: bool) -> None:
+    """Every trial the sweep's summary lists: its run (or its interrupted staging folder), or, for a trial
+    that failed or never started, a line saying so."""
+    found.sweeps.append(sweep)
+    for trial in sweep.trials:
+        run_dir = next((d for d in (trial.run_dir, trial.staging) if _is_run_dir(d)), None)
+        if run_dir is None:
+            why = (f"trial {trial.status}" + (f": {trial.error}" if trial.error else "") if trial.status != "complete"
+                   else f"no run folder, though {sweep.folder / 'summary.json'} says the trial completed")
+            found.unfinished.append(Unfinished(trial.run_dir.parent, trial.task, why))
+        elif run_dir.resolve() not in seen:
+            seen.add(run_dir.resolve())
+            _add_run(found, run_dir, records, trial.info(sweep.folder))
 
 
 def _only_unfinished(paths: list[Path], unfinished: list[Unfinished]) -> str:
@@ -169,7 +202,7 @@ def _only_unfinished(paths: list[Path], unfinished: list[Unfinished]) -> str:
             + "; ".join(f"{u.path} ({u.reason})" for u in unfinished))
 
 
-def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
+def _add_run(found: Collected, run_dir: Path, records: bool, sweep: dict[str, Any] | None = None) -> None:
     record = read_manifest(run_dir, required=False)
     manifest = record.data if record is not None else {}
     task = str(manifest.get("task") or run_dir.name.strip(".").removesuffix(".staging"))
@@ -188,7 +221,7 @@ def _add_run(found: Collected, run_dir: Path, records: bool) -> None:
         found.unfinished.append(Unfinished(run_dir, task, f"no {METRICS}"))
         return
     metrics = read_metrics(run_dir, manifest=record).data
-    run = Run(run_dir, manifest, metrics, None)
+    run = Run(run_dir, manifest, metrics, None, sweep=sweep or {})
     if records and (run_dir / DEV_PREDICTIONS).is_file():
         run.records = [line.data for line in iter_predictions(run_dir, "dev")]
     elif records:

@@ -83,3 +83,12 @@ def usage(row: Mapping[str, Any]) -> str:
     """How a row's model was used: ``fine-tuned``, or ``generation, 0-shot`` for an LLM."""
     mode = row.get("mode") or "—"
     return mode if row.get("shots") is None else f"{mode}, {row['shots']}-shot"
+
+
+#: Under a leaderboard cell whose runs are the configuration a sweep's summary.json chose for the task.
+SWEEP_BEST = "★ sweep's best"
+
+
+def cell_marks(cell: Mapping[str, Any]) -> list[str]:
+    """The marks under a leaderboard cell: :data:`SWEEP_BEST` where the cell is a sweep's choice."""
+    return [SWEEP_BEST] if cell.get("sweep_best") else []

@@ -69,7 +69,7 @@ def _scored_splits(report: Mapping[str, Any], task: str) -> list[str]:
 
 def _task_cell(cell: Mapping[str, Any]) -> str:
     """A leaderboard cell: the primary dev metric, its uncertainty, and its scores on the scored splits."""
-    extra = fmt.scored_details(cell)
+    extra = [*fmt.scored_details(cell), *fmt.cell_marks(cell)]
     if not extra:
         return num(cell["value"], fmt.cell_detail(cell), cell["data_version"])
     lines = [fmt.cell_detail(cell), *extra]

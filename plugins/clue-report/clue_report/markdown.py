@@ -25,7 +25,7 @@ def _cell(cell: Mapping[str, Any]) -> Markdown:
     numbers and brackets the report writes, split names escaped."""
     detail = fmt.cell_detail(cell)  # "[low, high]" (numbers), or "± std (n <setting>s)" naming a setting
     return Markdown("; ".join([_with(cell["value"], detail if detail.startswith("[") else md_text(detail)),
-                               *map(md_text, fmt.scored_details(cell))]))
+                               *map(md_text, [*fmt.scored_details(cell), *fmt.cell_marks(cell)])]))
 
 
 def leaderboard(report: Mapping[str, Any]) -> str:

@@ -13,6 +13,11 @@ which the repeat value is treated as the seed is: runs differing only in it (and
 files it picks) are one cell, the spread is over them. The repeat's other values (``few_all``)
 are ordinary runs, in the ordinary row. Cells carry the labelled splits besides dev that the
 runs scored (``scored``: FewCLUE's test_public), averaged the same way.
+
+A sweep's trials (``clue-core sweep -o DIR``, :mod:`clue_report.sweeps`) are rows per
+configuration: the grid values are part of how the model was run, as an LLM's prompt settings
+are, and a cell whose runs are the configuration the sweep chose for the task is marked
+``sweep_best``.
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ def extra_fields(run: Any, task: Any) -> dict[str, Any]:
     repeat = repeat_of(run.manifest, task)
     if repeat is not None:
         extra["repeat"] = repeat
+    if run.sweep:  # a sweep's trial: its grid values split its row (row_key), its cell may be the best
+        extra["sweep"] = run.sweep
     return extra
 
 
@@ -110,6 +117,8 @@ def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
     folded = family(run)
     skip = ("mode", "shots", run["repeat"]["setting"]) if folded else ("mode", "shots")
     asked = ({k: v for k, v in run["report_settings"].items() if k not in skip} if usage["llm"] else {})
+    if run.get("sweep"):  # a sweep's configurations are rows of their own: the grid point is how it was run
+        asked.update(run["sweep"]["settings"])
     return (run["model"], usage["mode"], usage["shots"], ", ".join(parts) or "full",
             json.dumps(asked, sort_keys=True, default=str), folded)
 
@@ -190,6 +199,8 @@ def _cell(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         cell["intervals"] = {}
     else:
         cell["intervals"] = {m: i for m, i in runs[0]["intervals"].items() if "low" in i}
+    if runs[0].get("sweep") and all(r["sweep"]["best"] for r in runs):
+        cell["sweep_best"] = True  # the configuration the sweep's summary.json chose for this task
     if family(runs[0]):
         cell["repeat"] = {"setting": runs[0]["repeat"]["setting"], "values": [r["repeat"]["value"] for r in runs]}
         digest = hashlib.sha256(" ".join(r["data_version"] for r in runs).encode()).hexdigest()[:8]

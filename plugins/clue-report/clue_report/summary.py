@@ -90,5 +90,6 @@ def summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
         prefix = f"{row['label']}: " if len(rows) > 1 else ""
         lines += [prefix + _group_line(name, group) for name, group in row["groups"].items()]
     lines += [f"note: {note}" for note in notes]
+    lines += [f"note: {note}" for sweep in found.sweeps if (note := sweep.note())]
     lines += [f"left out, unfinished: {u.path} ({u.reason})" for u in found.unfinished]
     return "\n".join(lines)
