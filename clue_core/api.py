@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clue_core.config import ArgumentError
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 
@@ -48,7 +49,7 @@ def _kernel(kernel: Kernel | None) -> Kernel:
     if kernel is None:
         return Kernel()
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel: expected a clue_core.kernel.Kernel, got {type(kernel).__name__}")
+        raise ArgumentError(f"kernel: expected a clue_core.kernel.Kernel, got {type(kernel).__name__} {kernel!r:.60}")
     return kernel
 
 
@@ -79,7 +80,8 @@ def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: Pa
                           overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits,
                           command=["clue_core.api.run", *tasks])
     if echo is not None and not callable(echo):
-        raise TypeError(f"echo: expected a function of one line (or None for silence), got {echo!r:.60}")
+        raise ArgumentError(f"echo: expected a function of one line (or None for silence), got "
+                            f"{type(echo).__name__} {echo!r:.60}")
     try:
         results = runner.run(_kernel(kernel), request, echo=echo or _silent)
     except Interrupted as stopped:  # Ctrl-C stays Ctrl-C: `except ClueError` in a loop must not swallow it
@@ -132,7 +134,7 @@ def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = Fals
     from clue_core.submission import build_submission
 
     if check_path("output", output) is None:
-        raise TypeError("output: expected the path of the zip to write, got None")
+        raise ArgumentError("output: expected the path of the zip to write (str or os.PathLike), got None")
     return build_submission(_kernel(kernel), paths("run_dirs", run_dirs), Path(output),
                             force=check_flag("force", force))
 
@@ -167,7 +169,11 @@ def invoke_command(kernel: Kernel | None, name: str, args: Sequence[str]) -> str
     """
     from clue_core.cli import cli
 
-    kernel = kernel or Kernel()
+    if not isinstance(name, str) or not name:
+        raise ArgumentError(f"name: expected a command name, got {type(name).__name__} {name!r:.60}")
+    if isinstance(args, (str, bytes)) or not all(isinstance(a, str) for a in args):
+        raise ArgumentError(f"args: expected a list of argument texts, got {type(args).__name__} {args!r:.60}")
+    kernel = _kernel(kernel)
     if name not in kernel.commands and name not in cli.commands:
         from clue_core.cli import PLUGIN_HOMES
         from clue_core.commands import missing_command

@@ -123,7 +123,6 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
     mapping of already typed values.
     """
     from clue_core.planning import RunRequest
-    from clue_core.splits import parse_splits
 
     tasks, model, seed, limit = names("tasks", tasks), _text("model", model), _integer("seed", seed), _integer(
         "limit", limit)
@@ -165,7 +164,7 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         resume=resume,
         overwrite=overwrite,
         command=list(command),
-        splits=parse_splits(splits),
+        splits=_splits(splits),
     )
 
 
@@ -238,6 +237,30 @@ def _integer(name: str, value: Any) -> int | None:
         except TypeError:
             pass
     raise _wrong(name, "an integer", value)
+
+
+def _splits(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """``"dev"``, ``"dev,test"`` or a list of names, as ``--splits`` and ``api.run(splits=)`` take them;
+    None when not given (a fresh run predicts everything, a resumed one what it started with)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        items = list(value)
+        for item in items:
+            if not isinstance(item, str):
+                raise _wrong("splits item", "a split name", item)
+    else:
+        raise _wrong("splits", "a split name or a list of them", value)
+    names = tuple(dict.fromkeys(item.strip() for item in items))
+    if "" in names or not names:
+        raise ClueError(f"--splits {value if isinstance(value, str) else ','.join(value)!r}: an empty split name; "
+                        f"name them separated by commas (--splits dev or --splits dev,test)")
+    if "dev" not in names:
+        raise ClueError(f"--splits {','.join(names)}: a run always predicts dev (its scores are dev's); "
+                        f"name dev too (--splits dev,{','.join(names)})")
+    return names
 
 
 def _overrides(value: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ splits it started with), as a different seed is.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from clue_core.errors import ClueError
@@ -25,33 +25,6 @@ if TYPE_CHECKING:
 
 #: The name ``--splits`` gives every test version of a task (the leaderboard's files).
 TEST = "test"
-
-
-def parse_splits(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    """``"dev"``, ``"dev,test"`` or a list of names, as ``--splits`` and ``api.run(splits=)`` take them;
-    None when not given (a fresh run predicts everything, a resumed one what it started with)."""
-    if value is None:
-        return None
-    from clue_core.config import ArgumentError
-
-    if isinstance(value, str):
-        items = value.split(",")
-    elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
-        items = list(value)
-        for item in items:
-            if not isinstance(item, str):
-                raise ArgumentError(f"splits item: expected a split name, got {type(item).__name__} {item!r:.60}")
-    else:
-        raise ArgumentError(f"splits: expected a split name or a list of them, got {type(value).__name__} "
-                            f"{value!r:.60}")
-    names = tuple(dict.fromkeys(item.strip() for item in items))
-    if "" in names or not names:
-        raise ClueError(f"--splits {value if isinstance(value, str) else ','.join(value)!r}: an empty split name; "
-                        f"name them separated by commas (--splits dev or --splits dev,test)")
-    if "dev" not in names:
-        raise ClueError(f"--splits {','.join(names)}: a run always predicts dev (its scores are dev's); "
-                        f"name dev too (--splits dev,{','.join(names)})")
-    return names
 
 
 def default_splits(task: TaskSpec) -> tuple[str, ...]:
