@@ -3,7 +3,9 @@
 A secret is a value the run treats as one: the value of a ``secret`` setting, and the value of
 each environment variable a backend falls back to for a credential (a setting declared with
 ``secret`` and ``env``, the variable a ``secret_env`` setting names, such as ``api_key_env`` →
-``$OPENAI_API_KEY``, and the Hugging Face hub's own token variables). Registered values form one
+``$OPENAI_API_KEY``, the Hugging Face hub's own token variables, and any variable whose name ends
+in ``_KEY``, ``_TOKEN``, ``_SECRET`` or ``_PASSWORD``: a checker that reads the process's environment
+finds more than the declared ones). Registered values form one
 process-wide set; every occurrence of any of them is replaced by :data:`MARKER`:
 
 * in every file written through :mod:`clue_core.atomic` (``write_json``, ``write_jsonl`` and
@@ -45,6 +47,9 @@ MIN_LENGTH = 8
 #: Environment variables a library reads credentials from by itself (the Hugging Face hub, which the
 #: hf and llm plugins download through), with no setting of any plugin to declare them.
 LIBRARY_SECRETS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+#: How the name of any other credential variable ends (``GITHUB_TOKEN``, ``ZHIPU_API_KEY``): a process
+#: whose environment a plugin's subprocess could read (a checker's ``/proc/<pid>/environ``) hides them too.
+CREDENTIAL_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 _lock = threading.Lock()
 _values: set[str] = set()
@@ -106,10 +111,21 @@ def register_settings(declared: Mapping[str, Any], values: Mapping[str, Any]) ->
             register_env(value)
 
 
+def credential_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential (``AWS_SECRET_ACCESS_KEY``,
+    ``GITHUB_TOKEN``; not ``TOKENIZERS_PARALLELISM`` or ``KEYBOARD``)."""
+    upper = name.upper()
+    return any(upper == word or upper.endswith("_" + word) for word in CREDENTIAL_NAMES)
+
+
 def register_kernel(kernel: Any) -> None:
-    """Every declaration of every loaded plugin (tasks, models, metrics), and :data:`LIBRARY_SECRETS`."""
+    """Every declaration of every loaded plugin (tasks, models, metrics), :data:`LIBRARY_SECRETS` and
+    every variable of the environment whose name ends like a credential's (:data:`CREDENTIAL_NAMES`)."""
     for name in LIBRARY_SECRETS:
         register_env(name)
+    for name, value in list(os.environ.items()):
+        if credential_name(name):
+            register(value)
     for registry in (kernel.tasks, kernel.models, kernel.metrics):
         for spec in registry.values():
             for group in ("settings", "decode_settings", "reader_settings"):

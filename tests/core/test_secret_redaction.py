@@ -224,6 +224,18 @@ def test_loading_the_entry_points_registers_declared_credentials(monkeypatch) ->
     assert redaction.redact_text("hf_0123456789abcdef") == "***"
 
 
+def test_any_credential_in_the_environment_is_registered_by_its_name(monkeypatch) -> None:
+    from clue_core.kernel import Kernel
+
+    monkeypatch.setenv("CLUE_TEST_GITHUB_TOKEN", "ghp_0123456789abcdef")
+    monkeypatch.setenv("CLUE_TEST_AWS_SECRET", "aws/0123456789+abcdef")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false-but-long")  # not a credential's name
+    monkeypatch.setenv("CLUE_TEST_KEYBOARD", "keyboard-layout")
+    Kernel()
+    assert redaction.redact_text("ghp_0123456789abcdef aws/0123456789+abcdef false-but-long keyboard-layout") == (
+        "*** *** false-but-long keyboard-layout")
+
+
 def test_a_short_environment_value_is_left_alone(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_1")
     from clue_core.kernel import Kernel
