@@ -17,6 +17,7 @@ import click
 from clue_core import __version__
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
+from clue_core.table import printable
 
 LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections")
 
@@ -43,7 +44,7 @@ class ClueGroup(click.Group):
             kernel = (ctx.obj or {}).get("kernel")
             if _strict(ctx) or (kernel is not None and kernel.strict):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {printable(str(exc), lines=True)}", err=True)  # an ESC in a name shown as \x1b
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:  # outside a run (which says what it kept): nothing to go on with
             click.echo("error: interrupted", err=True)
