@@ -142,7 +142,8 @@ def reset() -> None:
     global _forms, _pattern, _bytes_pattern
     with _lock:
         _values.clear()
-        _forms, _pattern, _bytes_pattern = (), None, None
+        _pattern, _bytes_pattern = None, None  # before the forms: a writer that sees a pattern sees its forms
+        _forms = ()
 
 
 def holds(text: str) -> bool:
@@ -200,9 +201,11 @@ class RedactingStream:
     """A text stream (``sys.stdout``, a file being written) whose writes have every secret replaced.
 
     Each ``write`` is redacted whole; a secret split over two writes is caught too, because a write
-    that does not end a line holds back up to the longest form's length less one character until the
-    next write or ``flush`` (a stream that wants every character at once — a progress bar — flushes). Everything
-    else is the wrapped stream's; there is no ``buffer``, so nothing writes past the redaction.
+    that does not end a line holds back up to the longest form's length less one character until
+    the next write or ``flush`` (a stream that wants every character at once — a progress bar —
+    flushes). Writes from several threads (a run's request workers) are taken one at a time.
+    Everything else is the wrapped stream's; there is no ``buffer``, so nothing writes past the
+    redaction.
     """
 
     buffer = None
@@ -210,9 +213,14 @@ class RedactingStream:
     def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._pending = ""
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        pattern, longest = _pattern, len(_forms[0]) if _forms else 0
+        with self._lock:
+            return self._write(text)
+
+    def _write(self, text: str) -> int:
+        pattern, forms = _pattern, _forms
         if pattern is None or not isinstance(text, str):
             if self._pending:
                 self._stream.write(self._pending)
@@ -223,7 +231,7 @@ class RedactingStream:
             self._pending = ""
             self._stream.write(pattern.sub(MARKER, data))
             return len(text)
-        safe = len(data) - (longest - 1)  # from here on a secret could still go on in the next write
+        safe = len(data) - (len(forms[0]) - 1)  # from here on a secret could still go on in the next write
         out, position = [], 0
         for match in pattern.finditer(data):
             if match.start() >= safe:
@@ -237,9 +245,10 @@ class RedactingStream:
         return len(text)
 
     def flush(self) -> None:
-        if self._pending:
-            self._stream.write(redact_text(self._pending))
-            self._pending = ""
+        with self._lock:
+            if self._pending:
+                self._stream.write(redact_text(self._pending))
+                self._pending = ""
         self._stream.flush()
 
     def writelines(self, lines: Iterable[str]) -> None:
