@@ -81,8 +81,11 @@ def split_file(source: Path, target: Path, max_bytes: int = DEFAULT_MAX_BYTES, p
                say: Callable[[str], None] = print) -> SplitResult:
     """Split ``source`` into ``target`` (a new or empty folder); see the module doc."""
     source, target = Path(source), Path(target)
+    if source.is_dir():  # "no such file" for a folder that is there sent users looking for a typo
+        raise ClueError(f"{source}: is a folder, not a file; corpus split takes one big text file "
+                        f"(corpus stats reads a folder of them)")
     if not source.is_file():
-        raise ClueError(f"{source}: no such file")
+        raise ClueError(f"{source}: no such file" if not source.exists() else f"{source}: not a regular file")
     if max_bytes < 1024:
         raise ClueError(f"--max-bytes must be at least 1024, got {max_bytes}")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
