@@ -18,6 +18,7 @@ import textwrap
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,13 +149,11 @@ def test_seccomp_refuses_fork_in_the_kernel() -> None:
 
 
 def test_a_forever_loop_and_limits(isolation: str) -> None:
-    start = time.monotonic()
     bad, _ = run(isolation, "while True:\n    pass", timeout=2.0, cpu=60.0)
     assert bad == Verdict(False, "checker error: timed out after 2 s", True)
     refused(run(isolation, "while True:\n    try:\n        sum(range(10**6))\n    except BaseException:\n        pass",
                 timeout=30.0, cpu=1.0)[0])  # the CPU limit kills it long before the wall clock
     refused(run(isolation, "x = bytearray(2 ** 33)\nreturn {'check_code': True}")[0])
-    assert time.monotonic() - start < 40
 
 
 def test_garbling_the_protocol(isolation: str) -> None:
@@ -207,21 +206,31 @@ def _with_marker(marker: str) -> list[int]:
 
 
 def test_ctrl_c_leaves_no_process_behind(isolation: str) -> None:
+    """Waits for events (three workers up, then none), each with a deadline no loaded machine reaches."""
     marker = f"marker_{uuid.uuid4().hex}"
     child = subprocess.Popen([sys.executable, "-c", CTRL_C, isolation, marker], stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while len(_with_marker(marker)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(_with_marker(marker)) >= 3
+        _wait_for(lambda: len(_with_marker(marker)) >= 3, "three sandbox processes running")
         child.send_signal(signal.SIGINT)
-        child.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while _with_marker(marker) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _with_marker(marker) == []
+        child.wait(timeout=LOADED_S)
+        _wait_for(lambda: _with_marker(marker) == [], "every sandbox process gone")
     finally:
         if child.poll() is None:
             child.kill()
+            child.wait()
         for pid in _with_marker(marker):
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+#: The longest a test waits for an event (processes up, a child gone): on a machine at load 15 on two cores,
+#: starting three workers that import pypinyin and langdetect took over 30 s.
+LOADED_S = 300.0
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + LOADED_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened within {LOADED_S:g} s: {what}")
+        time.sleep(0.05)

@@ -93,19 +93,17 @@ def test_reading_the_request_stream_steals_nothing(isolation: str) -> None:
 
 
 def test_ignoring_sigxcpu_does_not_lift_the_cpu_limit(isolation: str) -> None:
-    start = time.monotonic()
     bad, good = run_pair(isolation, checker(
         "signal = sys.modules['signal']\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass"),
         cpu=1.0, timeout=30.0)
     refused(bad)
-    assert "timed out" not in bad.reason and time.monotonic() - start < 15
+    assert "timed out" not in bad.reason and "SIGKILL" in bad.reason, bad  # the CPU limit, not the 30 s wall clock
     assert good == Verdict(True, "good", False)
 
 
 def test_a_huge_reason_is_cut(isolation: str) -> None:
-    start = time.monotonic()
     bad, good = run_pair(isolation, checker("return {'check_code': True, 'reason': 'x' * (100 * 2 ** 20)}"))
-    assert len(bad.reason) <= 10_000 and time.monotonic() - start < 20
+    assert len(bad.reason) <= 10_000
     assert good == Verdict(True, "good", False)
 
 
@@ -145,21 +143,28 @@ def test_other_ways_to_the_files_are_refused(isolation: str, body: str) -> None:
 
 
 def test_ctrl_c_while_workers_start_leaves_no_work_dir(tmp_path: Path) -> None:
-    """Ctrl-C as the pool starts: a worker not yet in the pool was left with its temporary work dir."""
+    """Ctrl-C as the pool starts: a worker not yet in the pool was left with its temporary work dir.
+
+    Waits for the child's exit and for the folder to empty, each with a deadline no loaded machine
+    reaches; a child still running when the test fails is killed."""
     import os
     import signal
     import subprocess
     import sys
 
-    from .test_cpif_sandbox import CTRL_C
+    from .test_cpif_sandbox import CTRL_C, LOADED_S, _wait_for
 
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     for delay in (0.05, 0.2, 0.5):
         child = subprocess.Popen([sys.executable, "-c", CTRL_C, "process", "re"], stdout=subprocess.PIPE,
                                  text=True, env=env)
-        assert child.stdout is not None and child.stdout.readline() == "started\n"
-        time.sleep(delay)
-        child.send_signal(signal.SIGINT)
-        child.wait(timeout=30)
-    time.sleep(0.5)
-    assert sorted(p.name for p in tmp_path.glob("clue-cpif-*")) == []
+        try:
+            assert child.stdout is not None and child.stdout.readline() == "started\n"
+            time.sleep(delay)  # where in the start-up the signal lands, not a deadline
+            child.send_signal(signal.SIGINT)
+            child.wait(timeout=LOADED_S)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    _wait_for(lambda: not any(tmp_path.glob("clue-cpif-*")), "every work dir removed")

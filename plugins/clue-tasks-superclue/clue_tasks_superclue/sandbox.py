@@ -139,18 +139,19 @@ class Worker:
 
     def __init__(self, limits: Limits, use_bwrap: bool) -> None:
         self.limits, self.bwrap = limits, use_bwrap
-        self.host_dir: str | None = None if use_bwrap else sandbox_host.work_root()
-        work_dir = _INSIDE_WORK if use_bwrap else self.host_dir
-        config = {"work_dir": work_dir, "read_roots": read_roots(), "imports": list(limits.imports),
-                  "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "cpu": limits.cpu, "uid": limits.uid}
-        worker = _INSIDE_WORKER if use_bwrap else str(WORKER)
-        command = [sys.executable, "-I", "-B", worker, json.dumps(config)]
-        if use_bwrap:
-            command = bwrap_command(bwrap_path() or "bwrap") + command
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in kill
-        # the user's environment (API keys, tokens) is not the checker's, bubblewrap or not
-        env = {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin", "HOME": work_dir or "/"}
-        try:
+        self.host_dir: str | None = None
+        try:  # Ctrl-C anywhere in here leaves no work root (and a kill -9 leaves one the next pool sweeps)
+            self.host_dir = None if use_bwrap else sandbox_host.work_root()
+            work_dir = _INSIDE_WORK if use_bwrap else self.host_dir
+            config = {"work_dir": work_dir, "read_roots": read_roots(), "imports": list(limits.imports),
+                      "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "cpu": limits.cpu, "uid": limits.uid}
+            worker = _INSIDE_WORKER if use_bwrap else str(WORKER)
+            command = [sys.executable, "-I", "-B", worker, json.dumps(config)]
+            if use_bwrap:
+                command = bwrap_command(bwrap_path() or "bwrap") + command
+            # the user's environment (API keys, tokens) is not the checker's, bubblewrap or not
+            env = {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin", "HOME": work_dir or "/"}
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=self.stderr, cwd=self.host_dir or "/", start_new_session=True,
                                             close_fds=True, env=env)
