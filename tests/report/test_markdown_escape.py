@@ -71,3 +71,26 @@ def test_md_text_escapes_html_and_markdown_but_not_words() -> None:
 def test_md_table_escapes_text_cells_and_keeps_markdown_cells() -> None:
     table = md_table(["model", "<b>"], [["a|b", Markdown("**x** [1.00, 2.00]")]])
     assert table.splitlines() == ["| model | &lt;b&gt; |", "|---|---|", "| a\\|b | **x** [1.00, 2.00] |"]
+
+
+def test_a_comparison_title_and_reference_stay_text(run_cli, kernel, tmp_path: Path) -> None:
+    """The SuperCLUE section's own lines (its title, the reference model, the quadrant's and the
+    maturity's texts) come from comparison.json, a file the user gives: escaped as the tables are."""
+    import copy
+
+    from tests.report.fixtures import COMPARISON, write_comparison
+
+    data = copy.deepcopy(COMPARISON)
+    hostile = "<img src=x onerror=alert(4)>"
+    data["title"] = hostile + " title"
+    data["reference"] = data["models"][-1]["name"] = hostile + " ref"
+    data["quadrant"]["x"]["name"] = hostile + " x"
+    data["maturity_definition"] = hostile + " maturity"
+    write_comparison(tmp_path / "cmp", data)
+    result = run_cli("report", tmp_path / "cmp", "-o", tmp_path / "report", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "<img" not in markdown
+    for text in ("title", "ref", "x", "maturity"):
+        assert f"&lt;img src=x onerror=alert(4)&gt; {text}" in markdown
+    assert "<img src=x" not in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")

@@ -248,7 +248,8 @@ def _markdown_ratings(comparison: Mapping[str, Any], kit: Any) -> list[str]:
 def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
     number, md_table = kit.number, kit.md_table
     dims = comparison["dimensions"]
-    lines = [f"### {comparison['title']}", "", f"Reference: {comparison['reference']}.", ""]
+    text = kit.md_text  # the file's texts, shown as text wherever report.md is rendered
+    lines = [f"### {text(comparison['title'])}", "", f"Reference: {text(comparison['reference'])}.", ""]
     lines.append(md_table(["model", "total", *(d["name"] for d in dims)],
                           [[m["name"], number(m["total"]), *(number(m["dimensions"].get(d["name"])) for d in dims)]
                            for m in comparison["models"]]))
@@ -264,8 +265,8 @@ def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
     quadrant = comparison["quadrant"]
     if quadrant:
         x, y = quadrant["x"], quadrant["y"]
-        lines += ["", f"Quadrant: x = {x['name']} (mean of {', '.join(x['dimensions'])}), y = {y['name']} "
-                      f"(mean of {', '.join(y['dimensions'])}).", "",
+        lines += ["", text(f"Quadrant: x = {x['name']} (mean of {', '.join(x['dimensions'])}), y = {y['name']} "
+                           f"(mean of {', '.join(y['dimensions'])})."), "",
                   md_table(["model", x["name"], y["name"]],
                            [[m["name"], number(m["quadrant"]["x"]), number(m["quadrant"]["y"])]
                             for m in comparison["models"] if m.get("quadrant")])]
@@ -277,7 +278,7 @@ def _markdown_one(comparison: Mapping[str, Any], kit: Any) -> list[str]:
         lines += ["", "Pairwise verdicts (each asked twice, the answers' positions swapped):", "",
                   _shares(kit, pairwise, "vs_reference_pairwise")]
     if comparison.get("maturity_definition"):
-        lines += ["", f"Maturity: {comparison['maturity_definition']}."]
+        lines += ["", f"Maturity: {text(comparison['maturity_definition'])}."]
     human = comparison.get("human_ranking")
     if human:
         lines += ["", f"Human ranking ({human['n']} models): Pearson {human['pearson']:.3f} "
