@@ -72,6 +72,8 @@ def convert(setting: Setting, value: Any, where: str) -> Any:
                            f"got {shown}")
     if setting.choices and converted not in setting.choices:
         raise SettingError(f"{name}: expected one of {', '.join(map(repr, setting.choices))}, got {shown}")
+    if setting.type is float and not -float("inf") < converted < float("inf"):  # a NaN passes every bound
+        raise SettingError(f"{name}: expected a finite number, got {shown}")
     if setting.type in (int, float):
         if setting.minimum is not None and converted < setting.minimum:
             raise SettingError(f"{name}: must be at least {setting.minimum}, got {shown}")

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import pytest
 
 from clue_core.cli import cli
+from clue_core.errors import ClueError
 from clue_core.plugin import FiniteFloat
 
 
@@ -62,3 +64,26 @@ def test_finite_float_keeps_the_range_and_its_help() -> None:
     refused = runner.invoke(command, ["--share", "nan"])  # a NaN passes FloatRange's comparisons
     assert refused.exit_code == 2 and "'nan' is not a finite number" in refused.output
     assert "FLOAT" in runner.invoke(command, ["--help"]).output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_float_setting_refuses_a_non_finite_value(run_cli, tmp_path: Path, value: str) -> None:
+    result = run_cli("run", "afqmc", "--model", "llm-tiny", "--sample", "--set", f"temperature={value}", "--dry-run")
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: setting 'temperature' (--set): expected a finite number, got {value!r}"
+
+
+def test_a_float_setting_in_a_config_file_refuses_nan(run_cli, tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('model = "llm-tiny"\n[settings]\ntemperature = nan\n', encoding="utf-8")
+    result = run_cli("run", "afqmc", "--config", config, "--sample", "--dry-run")
+    assert result.exit_code == 2 and "setting 'temperature'" in result.output
+    assert "expected a finite number, got nan" in result.output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_pretrain_float_setting_refuses_a_non_finite_value(value: str) -> None:
+    from clue_models_hf.pretrain_settings import resolve
+
+    with pytest.raises(ClueError, match=rf"setting 'learning_rate' \(--set\): expected a finite number, got '{value}'"):
+        resolve([f"learning_rate={value}"], tiny=True)

@@ -103,6 +103,8 @@ def _convert(setting: Setting, raw: Any) -> Any:
             number = float(raw)
         except ValueError:
             raise ClueError(f"{where}: expected a number, got {raw!r}") from None
+        if not -float("inf") < number < float("inf"):  # nan, inf: a NaN passes every bound below
+            raise ClueError(f"{where}: expected a finite number, got {raw!r}")
         if setting.type is int:
             if not number.is_integer():
                 raise ClueError(f"{where}: expected a whole number, got {raw!r}")
