@@ -92,7 +92,9 @@ def test_each_configuration_is_a_row_and_the_best_is_marked(run_cli, sweep: Path
     assert not [w for w in report["warnings"] if "other settings" in w]  # nothing folded into one row
     page = (out / "index.html").read_text(encoding="utf-8")
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    assert page.count("<small>★ sweep&#x27;s best</small>") == 2 and markdown.count("★ sweep's best") == 2
+    assert page.count("<small>★ sweep&#x27;s best</small>") == 2 and markdown.count("★ sweep's best") == 2 + 1
+    legend = "★ sweep's best marks the configuration the sweep's summary.json chose for the task"
+    assert legend in markdown and legend.replace("'", "&#x27;") in page
 
 
 def test_the_terminal_summary_reads_it_too(run_cli, sweep: Path) -> None:

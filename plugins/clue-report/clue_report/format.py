@@ -92,3 +92,11 @@ SWEEP_BEST = "★ sweep's best"
 def cell_marks(cell: Mapping[str, Any]) -> list[str]:
     """The marks under a leaderboard cell: :data:`SWEEP_BEST` where the cell is a sweep's choice."""
     return [SWEEP_BEST] if cell.get("sweep_best") else []
+
+
+def sweep_legend(report: Mapping[str, Any]) -> str:
+    """What :data:`SWEEP_BEST` means, for the leaderboard's legend; ``""`` when no cell carries it."""
+    if not any(cell.get("sweep_best") for row in report["rows"] for cell in row["cells"].values()):
+        return ""
+    return (f" {SWEEP_BEST} marks the configuration the sweep's summary.json chose for the task (the highest "
+            f"mean dev score over its seeds).")

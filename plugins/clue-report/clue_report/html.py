@@ -126,7 +126,7 @@ def leaderboard(report: Mapping[str, Any]) -> str:
               f"run) or ± std "
               f"over seeds. Group scores average the members' primary metric as the CLUE leaderboard does; "
               f"an average over only some members is shown as <span class='partial'>k/n</span> and is not a "
-              f"leaderboard score.{scored}{family} Members: {members}.</p>")
+              f"leaderboard score.{scored}{family}{escape(fmt.sweep_legend(report))} Members: {members}.</p>")
 
 
 def _metrics_table(task: Mapping[str, Any], report: Mapping[str, Any]) -> str:

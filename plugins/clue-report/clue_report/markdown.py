@@ -92,7 +92,7 @@ def _legend(report: Mapping[str, Any]) -> str:
                  f"present has it.")
     if any(row.get("repeat") for row in report["rows"]):
         text += " A row ending in a repeat (`split 0–4`) holds the mean ± std over those trainings."
-    return text
+    return text + md_text(fmt.sweep_legend(report))
 
 
 def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, list[str]]] = ()) -> str:
