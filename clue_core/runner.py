@@ -48,6 +48,7 @@ from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 from clue_core.splits import TEST, recorded_splits
 from clue_core.splits import settle as settle_splits
+from clue_core.table import printable
 
 __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
            "prediction_records", "resolve_settings", "results_table", "run"]
@@ -204,7 +205,7 @@ def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
     def say(line: str) -> None:
         for secret in secrets:
             line = line.replace(secret, REDACTED)
-        echo(redaction.redact_text(line))
+        echo(printable(redaction.redact_text(line), lines=True))  # a model or path's ESC shown as \x1b
 
     return say
 

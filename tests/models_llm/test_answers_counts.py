@@ -89,6 +89,8 @@ def test_a_terminal_escape_in_the_file_name_is_shown_escaped(run_cli, tmp_path) 
     warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 3 and not any("\x1b" in line or "\x07" in line for line in warnings)
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # the results table
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr  # every line the run echoes
+    assert f"running with model answers:{tmp_path}/a\\x1b]0;pwned\\x07.jsonl" in result.stderr
     shown = "a\\x1b]0;pwned\\x07.jsonl"
     assert f"have no recorded answer in {tmp_path}/{shown}" in warnings[0]
     assert f"records in {tmp_path}/{shown} answer no question" in warnings[2]
