@@ -42,17 +42,19 @@ def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -
             ", ".join(f"{k} -" if v is None else f"{k} {v:.0f}" if k in whole else f"{k} {v:.2f}"
                       for k, v in r.metrics.items()) or "-",
             str(r.counts.get("dev", 0)),
-            ", ".join(r.submission_files) or _no_files(r),
+            ", ".join(r.submission_files) or _no_files(r, kernel),
             str(r.run_dir),
         ])
     return rows
 
 
-def _no_files(result: TaskResult) -> str:
-    """The submission files cell of a run that wrote none: why, when it is ``--splits`` that left test out."""
+def _no_files(result: TaskResult, kernel: Kernel | None) -> str:
+    """The submission files cell of a run that wrote none: why, when it is ``--splits`` that left test out
+    (a task with no test set, SuperCLUE's, has none to write either way)."""
     from clue_core.splits import TEST, dev_only
 
-    if result.splits and TEST not in result.splits:
+    task = kernel.tasks.get(result.task) if kernel is not None else None
+    if result.splits and TEST not in result.splits and (task is None or task.test_versions):
         return f"none: {dev_only(result.splits)}"
     return "-"
 

@@ -5,6 +5,7 @@ LLM's time on C3), writes no submission files and says so; ``submit`` refuses it
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,14 @@ def test_api_run_takes_splits(tmp_path, monkeypatch):
         api.run("afqmc", "baseline", sample=True, output_dir=tmp_path / "other", splits=3, echo=None)
     with pytest.raises(ArgumentError, match=r"^splits item: expected a split name, got int 1"):
         api.run("afqmc", "baseline", sample=True, output_dir=tmp_path / "other", splits=["dev", 1], echo=None)
+
+
+def test_a_task_without_a_test_set_is_not_called_dev_only(run_cli, tmp_path):
+    """SuperCLUE has no leaderboard test set: its runs write no submission files, --splits or not."""
+    result = run_cli("run", "superclue-close", "-m", "llm-tiny", "--sample", "-o", tmp_path / "runs", "--limit", "2")
+    assert result.exit_code == 0, result.output
+    assert "dev only" not in result.output
+    header, _, row = result.stdout.splitlines()[:3]
+    assert re.split(r"\s{2,}", header)[-2:] == ["submission files", "run dir"]
+    assert re.split(r"\s{2,}", row)[-2] == "-"
+    assert _manifest(tmp_path / "runs" / "superclue-close")["splits"] == ["dev"]
