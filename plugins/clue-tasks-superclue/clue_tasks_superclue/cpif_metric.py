@@ -39,7 +39,8 @@ def limits_of(settings: Mapping[str, Any]) -> Limits:
                   memory_mb=int(settings.get("sandbox_memory_mb", base.memory_mb)),
                   workers=int(settings.get("sandbox_workers", base.workers)),
                   isolation=str(settings.get("sandbox", base.isolation)),
-                  imports=tuple(dict.fromkeys((*base.imports, *extra))))
+                  imports=tuple(dict.fromkeys((*base.imports, *extra))),
+                  uid=int(settings.get("sandbox_uid", base.uid)))
 
 
 def check_of(code: str, answer: str) -> tuple[Check | None, Verdict | None]:

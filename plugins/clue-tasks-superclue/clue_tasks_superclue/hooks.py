@@ -163,7 +163,8 @@ CPIF_METRIC = MetricSpec(
     name="superclue_cpif",
     compute=f"{_PACKAGE}.cpif_metric:compute",
     description="the percentage of prompts whose checker passes the answer (official SuperCLUE-CPIFOpen rules, run "
-                "in a sandbox); checker_errors counts checkers that raised, timed out or were refused",
+                "in a sandbox); checker_errors counts checkers that raised, timed out or were refused; sandbox_bwrap "
+                "(1 bubblewrap, 0 plain processes) and sandbox_landlock (its ABI, 0 none) say what held",
     kinds=(OPEN_QUESTION,),
     produces=("accuracy", *CPIF_COUNTS),
     counts=CPIF_COUNTS,
@@ -174,6 +175,8 @@ CPIF_METRIC = MetricSpec(
         Setting("sandbox_memory_mb", int, 512, "address-space limit of a checker worker, MB", minimum=64),
         Setting("sandbox_workers", int, 2, "checker worker processes run in parallel", minimum=1, maximum=64),
         Setting("sandbox_imports", str, "", "modules checkers may import beyond the official ones, comma-separated"),
+        Setting("sandbox_uid", int, 65534, "the unprivileged uid and gid a checker started as root drops to (where it "
+                "cannot read the Python installation: uid 0 without any capability)", minimum=1),
     ),
     # sandbox=bwrap without bubblewrap must stop the run when planned, not after every answer is generated
     check=f"{_PACKAGE}.cpif_metric:check_settings",

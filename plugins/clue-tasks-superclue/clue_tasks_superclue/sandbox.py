@@ -381,12 +381,12 @@ def check_isolation(isolation: str) -> None:
 
 def planned_isolation(isolation: str) -> str:
     """The manifest's note: where this run's checkers are to run (``auto`` as this machine resolves it)."""
+    fences = "seccomp, Landlock where the kernel has it, dropped privileges, an audit hook"
     if isolation == "process" or (isolation == "auto" and bwrap_path() is None):
         why = "sandbox=process" if isolation == "process" else "sandbox=auto, bubblewrap (bwrap) is not installed"
-        return f"checker sandbox: plain processes ({why}): seccomp, Landlock, no privileges, an audit hook"
-    return (f"checker sandbox: bubblewrap (sandbox={isolation}), with seccomp, Landlock, no privileges, an audit "
-            "hook" + (" (a bwrap that fails to start falls back to plain processes, with a warning)"
-                      if isolation == "auto" else ""))
+        return f"checker sandbox: plain processes ({why}) with {fences}"
+    fallback = " (if bwrap fails to start: plain processes, with a warning)" if isolation == "auto" else ""
+    return f"checker sandbox: bubblewrap (sandbox={isolation}) with {fences}{fallback}"
 
 
 def run_checks(checks: Iterable[Check], limits: Limits = Limits()) -> tuple[list[Verdict], dict[str, str]]:
