@@ -3,6 +3,7 @@ game a tie, wrote NaN into comparison.json and exited 0)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,22 @@ def test_compare_refuses_a_non_finite_elo_k(compare, tmp_path: Path, value: str)
     result = compare(other, "--reference", reference, "-o", tmp_path / "out", "--elo-k", value)
     assert result.exit_code == 2 and "Invalid value for '--elo-k'" in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("margin", "message"), [
+    ("NaN", "expected a finite number, got nan"), ("Infinity", "expected a finite number, got inf"),
+    ("-1", "expected a number ≥ 0, got -1"),
+])
+def test_a_comparison_file_with_a_non_finite_tie_margin_is_refused_naming_the_field(
+        compare, run_cli, tmp_path: Path, margin: str, message: str) -> None:
+    """A comparison.json written before --tie-margin refused nan (or edited by hand): the report named nothing."""
+    reference = write_run(tmp_path / "ref", "ref", [("q1", "计算", 5.0)])
+    other = write_run(tmp_path / "m", "m", [("q1", "计算", 6.0)])
+    assert compare(other, "--reference", reference, "-o", tmp_path / "out").exit_code == 0
+    target = tmp_path / "out" / "comparison.json"
+    target.write_text(re.sub(r'"tie_margin": [0-9.]+', f'"tie_margin": {margin}', target.read_text(encoding="utf-8")),
+                      encoding="utf-8")
+    result = run_cli("report", target, "-o", tmp_path / "report")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{target}: field 'tie_margin': {message}" in result.output
+    assert not (tmp_path / "report").exists()

@@ -371,9 +371,13 @@ def load_comparison(path: Path) -> dict[str, Any]:
     if data.get("judge_agreement") is not None:
         extra["judge_agreement"] = _judge_agreement(check, data["judge_agreement"], [m["name"] for m in models])
     extra.update(_ratings(check, data, [m["name"] for m in models], warnings))
+    margin = data.get("tie_margin")  # compare's --tie-margin: a NaN here made the report's JSON unwritable
+    if margin is not None and check.finite(margin, "tie_margin") < 0:
+        raise check.fail("tie_margin", f"expected a number ≥ 0, got {margin!r}")
+    extra["tie_margin"] = margin
     return {**extra, "path": str(path), "title": data.get("title") or data.get("benchmark") or "SuperCLUE",
             "benchmark": data.get("benchmark", "SuperCLUE"), "reference": reference, "judge": data.get("judge"),
-            "tie_margin": data.get("tie_margin"), "dimensions": dimensions, "categories": categories,
+            "dimensions": dimensions, "categories": categories,
             "models": models, "quadrant": axes, "maturity": maturity, "warnings": warnings}
 
 
