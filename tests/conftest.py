@@ -40,3 +40,13 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Re
         return runner.invoke(cli, [str(a) for a in args], obj=obj, catch_exceptions=False, **kwargs)
 
     return invoke
+
+
+@pytest.fixture(autouse=True)
+def _no_secret_outlives_its_test():
+    """The registry of secrets (:mod:`clue_core.redaction`) lives as long as the process: a key one
+    test put in the environment must not turn a later test's output into ``***``."""
+    yield
+    from clue_core import redaction
+
+    redaction.reset()
