@@ -53,6 +53,11 @@ def test_a_value_shorter_than_eight_characters_is_never_a_secret() -> None:
     assert redaction.redact_text("x12345678y abc") == "x***y abc"
 
 
+def test_a_value_with_surrounding_blanks_hides_its_stripped_text_too() -> None:
+    assert redaction.register(f" {KEY}\n")
+    assert redaction.redact_text(f"Bearer {KEY}.") == "Bearer ***."
+
+
 def test_longest_secret_first_and_every_occurrence() -> None:
     redaction.register("sk-12345678")
     redaction.register("sk-12345678-extra")
