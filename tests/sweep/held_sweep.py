@@ -4,6 +4,15 @@ The subprocess tests signal a real sweep (SIGINT, SIGKILL) while its trials are 
 The patch is made at import, outside ``__main__``: the local executor's ``spawn`` workers import
 this file as their main module, so each worker's trials wait too. Each trial that reaches
 training writes ``$SWEEP_HOLD.<pid>``, so the test knows which processes run trials and when.
+``$SWEEP_HOLD_FREE_SEEDS`` (``1,3``) names seeds whose trials do not wait.
+
+``$SWEEP_HOLD_AT`` holds the sweep's own process at one moment of its life instead, for a test
+to interrupt it there; it writes ``$SWEEP_HOLD-at-<point>`` and waits while ``$SWEEP_HOLD`` exists:
+
+* ``planning``: while the kernel plans the trials (nothing written yet, no worker);
+* ``first-summary``: writing the first summary.json (the folder locked, no worker yet);
+* ``spawning``: between starting the first worker and the second;
+* ``trial-summary``: writing summary.json after a trial ended, while other trials run.
 """
 
 from __future__ import annotations
@@ -11,17 +20,20 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from clue_core import baseline
 
 _fit = baseline.BaselineLearner.fit
+FREE = {int(seed) for seed in os.environ.get("SWEEP_HOLD_FREE_SEEDS", "").split(",") if seed.strip()}
 
 
 def held_fit(self, train, dev, context):
-    hold = Path(os.environ["SWEEP_HOLD"])
-    Path(f"{hold}.{os.getpid()}").write_text("training\n", encoding="utf-8")
-    while hold.exists():
-        time.sleep(0.1)
+    if context.seed not in FREE:
+        hold = Path(os.environ["SWEEP_HOLD"])
+        Path(f"{hold}.{os.getpid()}").write_text("training\n", encoding="utf-8")
+        while hold.exists():
+            time.sleep(0.1)
     return _fit(self, train, dev, context)
 
 
@@ -30,9 +42,58 @@ def hold() -> None:
     baseline.BaselineLearner.fit = held_fit
 
 
+def wait_at(point: str) -> None:
+    """Say the sweep reached ``point`` and wait there while the hold file exists."""
+    hold = Path(os.environ["SWEEP_HOLD"])
+    Path(f"{hold}-at-{point}").write_text(f"{os.getpid()}\n", encoding="utf-8")
+    while hold.exists():
+        time.sleep(0.1)
+
+
+def hold_sweep_at(point: str) -> None:
+    """Patch the sweep's own process so that it waits once at ``point`` (see the module)."""
+    from clue_sweep import command, local
+    from clue_sweep import summary as summary_module
+
+    if point == "planning":
+        plan = command.plan_trials
+
+        def held_plan(*args: Any, **kwargs: Any) -> None:
+            wait_at(point)
+            plan(*args, **kwargs)
+
+        command.plan_trials = held_plan
+    elif point == "spawning":
+        start = local._Pool.start_worker
+
+        def held_start(self: Any) -> None:
+            if len(self.processes) == 1:
+                wait_at(point)
+            start(self)
+
+        local._Pool.start_worker = held_start
+    elif point in ("first-summary", "trial-summary"):
+        write, waited = summary_module.write_json, []
+
+        def held_write(path: Path, data: Any, **options: Any) -> None:
+            counts = data.get("counts", {}) if isinstance(data, dict) else {}
+            ran = counts.get("complete", 0) + counts.get("failed", 0) > counts.get("reused", 0)
+            if Path(path).name == summary_module.SUMMARY and not waited and (point == "first-summary" or ran):
+                waited.append(path)
+                wait_at(point)
+            write(path, data, **options)
+
+        summary_module.write_json = held_write
+    else:
+        raise SystemExit(f"SWEEP_HOLD_AT: unknown point {point!r}")
+
+
 hold()
 
 if __name__ == "__main__":
+    if os.environ.get("SWEEP_HOLD_AT"):
+        hold_sweep_at(os.environ["SWEEP_HOLD_AT"])
+
     from clue_core.cli import main
 
     main()

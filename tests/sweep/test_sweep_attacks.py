@@ -3,12 +3,10 @@ a real SIGINT and a kill -9 of a sweep on worker processes, odd names and values
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-import signal
-import subprocess
-import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,7 @@ from clue_sweep.spec import load_sweep
 from clue_sweep.trials import expand, trial_id
 
 from .conftest import summary, write_sweep
-
-HELD = Path(__file__).with_name("held_sweep.py")
+from .processes import HELD, Sweep, sweep_process, wait_for
 
 
 def baseline_sweep(path: Path, seeds: list[int], **more) -> Path:
@@ -133,22 +130,24 @@ def test_a_grid_value_that_is_a_list_is_refused(run_cli, tmp_path):
 
 
 # -- processes: two sweeps at once, SIGINT and kill -9 from outside -------------------------------
+# Each waits for the event it needs (a marker file, the exit, the last process gone) and kills the
+# sweep's whole session when it ends, a failed check included (tests/sweep/processes.py).
 
 
-def start_held(tmp_path: Path, out: Path, seeds: list[int]) -> tuple[subprocess.Popen, Path]:
-    """A real sweep on two worker processes whose trials wait in training until the hold file goes."""
+def held_env(tmp_path: Path, **more: str) -> tuple[dict[str, str], Path]:
     hold = tmp_path / "hold"
     hold.write_text("", encoding="utf-8")
-    env = {**os.environ, "SWEEP_HOLD": str(hold), "CLUE_HOME": os.environ["CLUE_HOME"]}
+    return {**os.environ, "SWEEP_HOLD": str(hold), "CLUE_HOME": os.environ["CLUE_HOME"], **more}, hold
+
+
+@contextlib.contextmanager
+def held(tmp_path: Path, out: Path, seeds: list[int]) -> Iterator[tuple[Sweep, Path]]:
+    """A real sweep on two worker processes whose trials wait in training until the hold file goes."""
+    env, hold = held_env(tmp_path)
     sweep = baseline_sweep(tmp_path / "s.toml", seeds)
-    process = subprocess.Popen([sys.executable, str(HELD), "sweep", str(sweep), "-o", str(out), "--workers", "2"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 240
-    while len(list(tmp_path.glob("hold.*"))) < 2:
-        assert process.poll() is None, process.communicate()[0]
-        assert time.monotonic() < deadline, "the workers never reached training"
-        time.sleep(0.2)
-    return process, hold
+    with sweep_process([HELD, "sweep", sweep, "-o", out, "--workers", "2"], env, tmp_path / "sweep.out") as process:
+        wait_for("both workers reach training", lambda: len(worker_pids(tmp_path)) == 2, process)
+        yield process, hold
 
 
 def worker_pids(tmp_path: Path) -> list[int]:
@@ -164,23 +163,18 @@ def gone(pid: int) -> bool:
         return True
 
 
-def wait_gone(pids: list[int], seconds: float = 90) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while any(not gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return [p for p in pids if not gone(p)]
-
-
 @pytest.mark.slow
 def test_a_real_sigint_stops_the_workers_and_the_rerun_resumes(run_cli, tmp_path):
     out = tmp_path / "out"
-    process, hold = start_held(tmp_path, out, [1, 2, 3])
-    pids = worker_pids(tmp_path)
-    process.send_signal(signal.SIGINT)  # to the sweep alone, as `kill -INT` does: it must stop its workers
-    output = process.communicate(timeout=120)[0]
-    assert process.returncode == 130, output
-    assert "1 kept unfinished" not in output and "2 kept unfinished, 1 not started" in output, output
-    assert wait_gone(pids) == []
+    with held(tmp_path, out, [1, 2, 3]) as (process, hold):
+        pids = worker_pids(tmp_path)
+        process.interrupt()  # to the sweep alone, as `kill -INT` does: it must stop its workers
+        assert process.wait_exit() == 130, process.output()
+        output = process.output()
+        assert "1 kept unfinished" not in output and "2 kept unfinished, 1 not started" in output, output
+        assert "Traceback" not in output, output
+        process.wait_session_gone()
+        assert all(gone(p) for p in pids)
     data = summary(out)
     assert data["status"] == "interrupted"
     assert sorted(t["status"] for t in data["trials"]) == ["interrupted", "interrupted", "pending"]
@@ -195,29 +189,25 @@ def test_a_real_sigint_stops_the_workers_and_the_rerun_resumes(run_cli, tmp_path
 @pytest.mark.slow
 def test_a_second_sweep_into_the_folder_is_refused_in_one_line(run_cli, tmp_path):
     out = tmp_path / "out"
-    process, hold = start_held(tmp_path, out, [1, 2])
-    try:
+    with held(tmp_path, out, [1, 2]) as (process, hold):
         line = one_line_error(run_cli("sweep", tmp_path / "s.toml", "-o", out, "--workers", "0"))
         assert f"is in use by another clue-core sweep (pid {process.pid})" in line
         assert summary(out)["status"] == "running"  # the first sweep's summary, untouched
         assert all(not (out / t["id"] / "afqmc" / "manifest.json").exists() for t in summary(out)["trials"])
-    finally:
         hold.unlink()
-        process.communicate(timeout=120)
-    assert process.returncode == 0 and summary(out)["status"] == "complete"
+        assert process.wait_exit() == 0, process.output()
+    assert summary(out)["status"] == "complete"
 
 
 @pytest.mark.slow
 def test_kill_9_of_the_sweep_leaves_no_workers_and_no_stale_lock(run_cli, tmp_path):
     out = tmp_path / "out"
-    process, hold = start_held(tmp_path, out, [1, 2])
-    pids = worker_pids(tmp_path)
-    process.kill()
-    process.communicate(timeout=60)
-    left = wait_gone(pids)
-    for pid in left:  # a failed check must not leave them waiting for ever
-        os.kill(pid, signal.SIGKILL)
-    assert left == [], "the workers of a killed sweep kept running"
+    with held(tmp_path, out, [1, 2]) as (process, hold):
+        pids = worker_pids(tmp_path)
+        process.process.kill()
+        process.wait_exit()
+        process.wait_session_gone()  # the orphaned workers noticed and stopped (the with block kills them if not)
+        assert all(gone(p) for p in pids), "the workers of a killed sweep kept running"
     hold.unlink()
     again = run_cli("sweep", tmp_path / "s.toml", "-o", out, "--workers", "0")
     assert again.exit_code == 0 and "2 trials: 0 already complete, 2 to run" in again.output, again.output
@@ -243,32 +233,18 @@ def test_an_unreachable_ray_address_is_one_line_before_anything_is_written(run_c
 @pytest.mark.ray
 @pytest.mark.slow
 def test_ctrl_c_of_a_ray_sweep_interrupts_its_trials_and_stops_its_cluster(run_cli, tmp_path):
-    import psutil
-
-    out, hold = tmp_path / "out", tmp_path / "hold"
-    hold.write_text("", encoding="utf-8")
-    site = Path(__file__).with_name("hold_site")
-    env = {**os.environ, "SWEEP_HOLD": str(hold), "PYTHONPATH": os.pathsep.join(
-        [str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = tmp_path / "out"
+    site = str(Path(__file__).with_name("hold_site"))
+    env, hold = held_env(tmp_path, PYTHONPATH=os.pathsep.join([site, *filter(None, [os.environ.get("PYTHONPATH")])]))
     sweep = baseline_sweep(tmp_path / "s.toml", [1, 2, 3])
-    process = subprocess.Popen([sys.executable, "-c", "from clue_core.cli import main; main()", "sweep", str(sweep),
-                                "-o", str(out), "--executor", "ray", "--workers", "2"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 180
-        while len(list(tmp_path.glob("hold.*"))) < 2:
-            assert process.poll() is None, process.communicate()[0]
-            assert time.monotonic() < deadline, "the Ray trials never reached training"
-            time.sleep(0.2)
-        cluster = [p.pid for p in psutil.Process(process.pid).children(recursive=True)]
-        process.send_signal(signal.SIGINT)
-        output = process.communicate(timeout=150)[0]
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, output
-    assert sorted(t["status"] for t in summary(out)["trials"]) == ["interrupted", "interrupted", "pending"], output
-    assert wait_gone(cluster) == [], "the local Ray cluster outlived the sweep"
+    with sweep_process(["-c", "from clue_core.cli import main; main()", "sweep", sweep, "-o", out, "--executor", "ray",
+                        "--workers", "2"], env, tmp_path / "sweep.out") as process:
+        wait_for("both Ray trials reach training", lambda: len(worker_pids(tmp_path)) == 2, process)
+        assert process.session(), "no Ray process found in the sweep's session"
+        process.interrupt()
+        assert process.wait_exit() == 130, process.output()
+        process.wait_session_gone()  # the local Ray cluster did not outlive the sweep
+    assert sorted(t["status"] for t in summary(out)["trials"]) == ["interrupted", "interrupted", "pending"]
     hold.unlink()
     again = run_cli("sweep", sweep, "-o", out, "--workers", "0")
     assert again.exit_code == 0 and [t["status"] for t in summary(out)["trials"]] == ["complete"] * 3

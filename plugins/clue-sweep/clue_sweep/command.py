@@ -8,7 +8,7 @@ finished trials are taken as they are, the others go to the executor (an interru
 from its staging folder), and ``summary.json`` is rewritten as each trial ends. A failed trial is
 recorded with its one-line error while the others go on; the command then ends with one line
 saying how many failed (exit 2). Ctrl-C stops the workers, keeps what finished and what was
-interrupted (the same command resumes it) and exits 130.
+interrupted (the same command resumes it) and exits 130, wherever in the sweep it comes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from clue_core.plugin import ClueError, api
+from clue_sweep import interrupts
 from clue_sweep import summary as summary_file
 from clue_sweep.lock import LOCK, sweep_lock
 from clue_sweep.spec import SweepSpec, load_sweep
@@ -186,10 +187,31 @@ def sweep(ctx: click.Context, sweep_file: Path, output_dir: Path, executor: str,
 
 def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], root: Path, executor: str,
          workers: int, address: str | None) -> None:
-    """The sweep proper, under its folder's lock: reuse what finished, run the rest, summarise."""
-    finished = reuse_finished(spec, trials, root, kernel)
+    """The sweep proper, under its folder's lock: reuse what finished, run the rest, summarise.
+
+    Ctrl-C at any moment of it (reading the finished trials, starting workers, waiting, writing
+    the summary, the bootstraps) ends in the same place: the workers are stopped by the executor,
+    the summary says what was kept, and the command exits 130.
+    """
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     summary = summary_file.Summary(spec, trials, root, executor)
+    try:
+        with interrupts.sigint_stops():
+            _sweep(kernel, spec, trials, root, executor, workers, address, summary, say)
+    except KeyboardInterrupt:
+        with interrupts.deferred(reraise=False):  # a second Ctrl-C must not cut this summary in two
+            data = summary.write("interrupted", stopped=True)
+            counts = data["counts"]
+            click.echo(summary_file.table(data))
+            failed = f", {counts['failed']} failed (a rerun runs them again)" if counts["failed"] else ""
+            say(f"interrupted: {counts['complete']} of {counts['total']} trials complete, {counts['interrupted']} "
+                f"kept unfinished, {counts['pending']} not started{failed}; the same command resumes the sweep")
+        ctx.exit(130)
+
+
+def _sweep(kernel: Any, spec: SweepSpec, trials: list[Trial], root: Path, executor: str, workers: int,
+           address: str | None, summary: summary_file.Summary, say: Any) -> None:
+    finished = reuse_finished(spec, trials, root, kernel)
     for result in finished.values():
         summary.record(result, reused=True)
     todo = [t for t in trials if t.id not in finished]
@@ -204,16 +226,7 @@ def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], 
         summary.write("running")
 
     payloads = [{"id": t.id, "arguments": run_arguments(spec, t, root), "cpus": spec.resources.cpus} for t in todo]
-    try:
-        _execute(executor, payloads, workers, address, spec, summary, done, say)
-    except KeyboardInterrupt:
-        data = summary.write("interrupted", stopped=True)
-        counts = data["counts"]
-        click.echo(summary_file.table(data))
-        failed = f", {counts['failed']} failed (a rerun runs them again)" if counts["failed"] else ""
-        say(f"interrupted: {counts['complete']} of {counts['total']} trials complete, {counts['interrupted']} kept "
-            f"unfinished, {counts['pending']} not started{failed}; the same command resumes the sweep")
-        ctx.exit(130)
+    _execute(executor, payloads, workers, address, spec, summary, done, say)
     data = summary.write("running")
     summary.bootstraps = best_against_runner_up(kernel, data, root)
     failed = data["counts"]["failed"]

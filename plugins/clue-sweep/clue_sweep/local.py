@@ -9,7 +9,12 @@ place for the rest.
 Ctrl-C stops the sweep cleanly: every worker gets one SIGINT (a second one, from the terminal's
 own Ctrl-C reaching the whole process group, is ignored), the trial it runs is kept unfinished by
 the kernel for the next rerun to resume, its result is still recorded, and no worker starts
-another trial. Workers that do not stop within ``GRACE`` seconds are terminated.
+another trial. The sweep waits for every worker to exit, not only for those it knows to run a
+trial (a worker's "started" message may still be on its way), and reads what they sent last.
+Workers that do not stop within ``GRACE`` seconds are terminated, and killed if that is not
+enough, so the sweep's own exit never waits on one. A worker is started with SIGINT blocked and
+lets it in once its handler is set: an interrupt sent while it starts is acted on then, never
+lost and never a traceback (:mod:`clue_sweep.interrupts`).
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from clue_sweep import interrupts
 from clue_sweep.worker import run_trial
 
 #: Seconds workers get to stop after Ctrl-C (the kernel writes nothing more than the manifest then).
 GRACE = 60.0
+#: Seconds a terminated worker gets to exit before it is killed.
+TERMINATE_GRACE = 5.0
 
 Done = Callable[[dict[str, Any]], None]
 Started = Callable[[str], None]
@@ -64,10 +72,11 @@ def _watch_parent(parent: int, results: Any) -> None:
 def _serve(tasks: Any, results: Any, parent: int | None = None) -> None:
     """A worker's loop: take a trial, run it, report it, until the queue says stop or Ctrl-C does."""
     signal.signal(signal.SIGINT, _on_sigint)
-    if parent is not None:
-        threading.Thread(target=_watch_parent, args=(parent, results), daemon=True,
-                         name="clue-sweep-parent-watch").start()
     try:
+        interrupts.unblock()  # started blocked: a SIGINT sent while this interpreter started arrives now
+        if parent is not None:
+            threading.Thread(target=_watch_parent, args=(parent, results), daemon=True,
+                             name="clue-sweep-parent-watch").start()
         while not _stopping:
             payload = tasks.get()
             if payload is None:
@@ -91,7 +100,7 @@ def run_inline(payloads: list[dict[str, Any]], done: Done, started: Started) -> 
 class _Pool:
     """The worker processes of one sweep and what each is running."""
 
-    def __init__(self, workers: int, payloads: list[dict[str, Any]]) -> None:
+    def __init__(self, payloads: list[dict[str, Any]]) -> None:
         self.context = multiprocessing.get_context("spawn")
         self.tasks = self.context.Queue()
         self.results = self.context.Queue()
@@ -100,15 +109,18 @@ class _Pool:
             self.tasks.put(payload)
         self.processes: list[Any] = []
         self.running: dict[int, str] = {}  # pid -> trial id
-        for _ in range(workers):
-            self.start_worker()
 
     def start_worker(self) -> None:
+        """One more worker; a Ctrl-C meanwhile is raised once it is started and known (see the module)."""
         self.tasks.put(None)  # one stop sign per worker, taken when the queue runs dry
         process = self.context.Process(target=_serve, args=(self.tasks, self.results, os.getpid()), daemon=True,
                                        name="clue-sweep-worker")
-        process.start()
-        self.processes.append(process)
+        with interrupts.deferred():
+            process.start()
+            self.processes.append(process)
+
+    def alive(self) -> bool:
+        return any(p.is_alive() for p in self.processes)
 
     def dead(self) -> list[Any]:
         """Workers that ended without being asked to; each is forgotten once reported."""
@@ -124,11 +136,18 @@ class _Pool:
                     os.kill(process.pid, signal.SIGINT)
 
     def close(self) -> None:
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-        for process in self.processes:
-            process.join(timeout=5)
+        """Stop what is left: SIGTERM, then SIGKILL for a worker that outlives ``TERMINATE_GRACE``.
+
+        ``multiprocessing`` joins its children at exit without a time limit, so a worker left
+        alive here would hold the sweep's own exit for ever.
+        """
+        for stop in ("terminate", "kill"):
+            left = [p for p in self.processes if p.is_alive()]
+            for process in left:
+                getattr(process, stop)()
+            deadline = time.monotonic() + TERMINATE_GRACE
+            for process in left:
+                process.join(timeout=max(0.0, deadline - time.monotonic()))
         self.results.close()
         self.tasks.close()
 
@@ -143,30 +162,39 @@ def _died(process: Any) -> str:
 def run_local(payloads: list[dict[str, Any]], workers: int, done: Done, started: Started) -> None:
     """Run the trials on ``workers`` processes; ``done`` gets each result as it arrives (in this process).
 
-    Ctrl-C: the running trials are interrupted and recorded, then :class:`KeyboardInterrupt` is raised.
+    Ctrl-C (here, while the workers start, or a stop whose KeyboardInterrupt was lost: see
+    :mod:`clue_sweep.interrupts`): the workers are interrupted, their results recorded as they
+    exit, then :class:`KeyboardInterrupt` is raised.
     """
     if not payloads:
         return
-    pool = _Pool(min(workers, len(payloads)), payloads)
+    pool = _Pool(payloads)
     pending = {p["id"] for p in payloads}
     try:
         try:
+            for _ in range(min(workers, len(payloads))):
+                pool.start_worker()
             while pending:
+                if interrupts.requested():
+                    raise KeyboardInterrupt
                 _receive(pool, pending, done, started, timeout=0.5)
         except KeyboardInterrupt:
             pool.interrupt()
             deadline = time.monotonic() + GRACE
-            while pool.running and time.monotonic() < deadline and any(p.is_alive() for p in pool.processes):
+            while pool.alive() and time.monotonic() < deadline:
                 with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C does not lose the results
                     _receive(pool, pending, done, started, timeout=0.5, restart=False)
+            with contextlib.suppress(KeyboardInterrupt):  # what the last ones sent as they exited
+                while pending and _receive(pool, pending, done, started, timeout=0.05, restart=False):
+                    pass
             raise
     finally:
         pool.close()
 
 
 def _receive(pool: _Pool, pending: set[str], done: Done, started: Started, *, timeout: float,
-             restart: bool = True) -> None:
-    """Take one message from the workers; or, after ``timeout`` of silence, look for dead workers."""
+             restart: bool = True) -> bool:
+    """Take one message from the workers (True); or, after ``timeout`` of silence, look for dead workers."""
     try:
         kind, value, pid = pool.results.get(timeout=timeout)
     except queue.Empty:
@@ -178,11 +206,12 @@ def _receive(pool: _Pool, pending: set[str], done: Done, started: Started, *, ti
                       "primary_metric": None, "seconds": None})
             if restart and pending:
                 pool.start_worker()
-        return
+        return False
     if kind == "start":
         pool.running[pid] = value
         started(value)
-        return
+        return True
     pool.running.pop(pid, None)
     pending.discard(value["id"])
     done(value)
+    return True

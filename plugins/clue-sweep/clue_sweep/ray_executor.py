@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from clue_core.plugin import ClueError
+from clue_sweep import interrupts
 from clue_sweep.spec import Resources
 from clue_sweep.worker import run_trial
 
@@ -120,6 +121,8 @@ def _collect(ray: Any, refs: dict[Any, str], done: Done, timeout: float | None) 
 
     deadline = None if timeout is None else time.monotonic() + timeout
     while refs and (deadline is None or time.monotonic() < deadline):
+        if deadline is None and interrupts.requested():  # a Ctrl-C whose KeyboardInterrupt was lost
+            raise KeyboardInterrupt
         ready, _ = ray.wait(list(refs), num_returns=1, timeout=1.0)
         for ref in ready:
             trial = refs.pop(ref)
