@@ -52,14 +52,17 @@ def test_a_lone_surrogate_in_the_dev_data_does_not_stop_the_report(kernel: Any, 
     # before: UnicodeEncodeError in the explorer's build, and the report section stopped the whole report
     data = tmp_path / "data"
     shutil.copytree(sample_dir(kernel.task("afqmc")), data)
+    # the kernel's readers now refuse such a file (one line naming file, line and field): a run is made on
+    # clean data and the surrogate put in after, and the report says the data cannot be read again
+    run = write_run(kernel, tmp_path / "A", "afqmc", model="llm:A", sample=False, data_dir=data,
+                    report_settings=SETTINGS)
     lines = [json.loads(line) for line in (data / "dev.json").read_text(encoding="utf-8").splitlines() if line]
     lines[0]["sentence1"] = "坏\ud800字 \U0001f600 \u2028 \u202e RTL \x00"
     (data / "dev.json").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    run = write_run(kernel, tmp_path / "A", "afqmc", model="llm:A", sample=False, data_dir=data,
-                    report_settings=SETTINGS)
     report = build(kernel, [run], tmp_path / "out")
+    assert any(f"{data / 'dev.json'}:1: field 'sentence1': holds the escape \\ud800" in w for w in report["warnings"])
     first = report["explorer"]["sources"][0]["examples"][0]
-    assert first["text"] == "坏\ufffd字 \U0001f600 \u2028 \u202e RTL \x00"  # only the surrogate is replaced
+    assert first["unread"] and first["text"] == ""
     assert data_of((tmp_path / "out" / "index.html").read_text(encoding="utf-8"))["sources"][0]["examples"][0] == first
 
 
