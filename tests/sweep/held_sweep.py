@@ -4,7 +4,9 @@ The subprocess tests signal a real sweep (SIGINT, SIGKILL) while its trials are 
 The patch is made at import, outside ``__main__``: the local executor's ``spawn`` workers import
 this file as their main module, so each worker's trials wait too. Each trial that reaches
 training writes ``$SWEEP_HOLD.<pid>``, so the test knows which processes run trials and when.
-``$SWEEP_HOLD_FREE_SEEDS`` (``1,3``) names seeds whose trials do not wait.
+``$SWEEP_HOLD_FREE_SEEDS`` (``1,3``) names seeds whose trials do not wait. With
+``$SWEEP_HOLD_STUBBORN`` set, a held trial ignores SIGINT and SIGTERM (a trial stuck in native
+code), and ``$SWEEP_GRACE`` shortens the seconds the sweep gives its workers to stop.
 
 ``$SWEEP_HOLD_AT`` holds the sweep's own process at one moment of its life instead, for a test
 to interrupt it there; it writes ``$SWEEP_HOLD-at-<point>`` and waits while ``$SWEEP_HOLD`` exists:
@@ -12,12 +14,15 @@ to interrupt it there; it writes ``$SWEEP_HOLD-at-<point>`` and waits while ``$S
 * ``planning``: while the kernel plans the trials (nothing written yet, no worker);
 * ``first-summary``: writing the first summary.json (the folder locked, no worker yet);
 * ``spawning``: between starting the first worker and the second;
-* ``trial-summary``: writing summary.json after a trial ended, while other trials run.
+* ``trial-summary``: writing summary.json after a trial ended, while other trials run;
+* ``finalizer``: inside a ``__del__`` run by the sweep's wait loop once two trials run, where
+  Python drops the KeyboardInterrupt of a SIGINT ("Exception ignored in …").
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +36,9 @@ FREE = {int(seed) for seed in os.environ.get("SWEEP_HOLD_FREE_SEEDS", "").split(
 def held_fit(self, train, dev, context):
     if context.seed not in FREE:
         hold = Path(os.environ["SWEEP_HOLD"])
+        if os.environ.get("SWEEP_HOLD_STUBBORN"):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         Path(f"{hold}.{os.getpid()}").write_text("training\n", encoding="utf-8")
         while hold.exists():
             time.sleep(0.1)
@@ -84,6 +92,20 @@ def hold_sweep_at(point: str) -> None:
             write(path, data, **options)
 
         summary_module.write_json = held_write
+    elif point == "finalizer":
+        dead, waited = local._Pool.dead, []
+
+        class Finalized:
+            def __del__(self) -> None:
+                wait_at(point)
+
+        def held_dead(self: Any) -> list[Any]:
+            if len(self.running) == 2 and not waited:
+                waited.append(True)
+                Finalized()  # dropped at once: its __del__ waits, and a KeyboardInterrupt there is lost
+            return dead(self)
+
+        local._Pool.dead = held_dead
     else:
         raise SystemExit(f"SWEEP_HOLD_AT: unknown point {point!r}")
 
@@ -93,6 +115,10 @@ hold()
 if __name__ == "__main__":
     if os.environ.get("SWEEP_HOLD_AT"):
         hold_sweep_at(os.environ["SWEEP_HOLD_AT"])
+    if os.environ.get("SWEEP_GRACE"):
+        from clue_sweep import local
+
+        local.GRACE = float(os.environ["SWEEP_GRACE"])
 
     from clue_core.cli import main
 
