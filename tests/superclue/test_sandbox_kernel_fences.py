@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -136,3 +139,105 @@ def test_a_root_child_gives_up_root_and_reads_no_parents_environ(tmp_path: Path,
     assert found["caps"] == 0 and found["environ"] == "refused 13", found
     assert secret not in out.stdout
     assert found["held"] == ("uid 65534, no capabilities" if uid > 0 else "uid 0, no capabilities")
+
+
+def _readable_by_others(python: str) -> bool:
+    """Whether uid 65534 could read this interpreter's standard library (every folder on the way searchable)."""
+    out = subprocess.run([python, "-I", "-c", "import os; print(os.path.dirname(os.__file__))"], capture_output=True,
+                         text=True, timeout=60)
+    path = Path(out.stdout.strip())
+    return out.returncode == 0 and all(p.stat().st_mode & 0o005 == 0o005 for p in [path, *path.parents])
+
+
+def test_a_root_worker_runs_checks_as_the_sandbox_uid() -> None:
+    """The worker alone (standard library only), as root, under an interpreter uid 65534 can read: the checker
+    runs as 65534 with no groups, writes its own dir, and cannot read /proc/<worker>/environ."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: nothing to drop (CI runs as root)")
+    python = next((p for p in (sys.executable, "/usr/bin/python3") if os.path.exists(p) and _readable_by_others(p)),
+                  None)
+    if python is None:
+        pytest.skip("no Python installation here that uid 65534 can read (pyenv under /root): the uid 0 path holds")
+    out = subprocess.run([python, "-I", "-c", "import sys, sysconfig; print(sys.base_prefix)"], capture_output=True,
+                         text=True, timeout=60)
+    roots = [out.stdout.strip(), "/usr/lib", "/lib", "/dev/null", "/dev/urandom", "/dev/zero"]
+    work = Path(tempfile.mkdtemp(dir="/tmp"))  # not under pytest's 0700 folder: 65534 must reach its own dir
+    config = {"work_dir": str(work), "read_roots": roots, "imports": ["re", "json", "sys"], "memory_mb": 512,
+              "file_mb": 16, "cpu": 5, "uid": 65534}
+    code = ("def check_response(response):\n    os = sys.modules['os']\n    open('mine.txt', 'w').write('x')\n"
+            "    try:\n        env = open('/proc/%d/environ' % os.getppid()).read()\n    except BaseException:\n"
+            "        env = 'refused'\n"
+            "    return {'check_code': True, 'reason': repr((os.getuid(), os.getgid(), os.getgroups()))}\n")
+    request = json.dumps({"id": 0, "code": code, "values": ["ok", "ok"], "errors": [None, None]}) + "\n"
+    plain = ("def check_response(response):\n    os = sys.modules['os']\n    open('mine.txt', 'w').write('x')\n"
+             "    return {'check_code': True, 'reason': repr((os.getuid(), os.getgid(), os.getgroups()))}\n")
+    request += json.dumps({"id": 1, "code": plain, "values": ["ok", "ok"], "errors": [None, None]}) + "\n"
+    try:
+        done = subprocess.run([python, "-I", "-B", str(sandbox.WORKER), json.dumps(config)], input=request,
+                              capture_output=True, text=True, timeout=300, env={"OPENAI_API_KEY": "sk-test-worker"})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[0]["ready"] is True and lines[0]["problem"] is None, (lines, done.stderr)
+    assert lines[0]["fences"]["privileges"] == "uid 65534, no capabilities"
+    assert lines[1]["checker_error"] is True and "sk-test" not in json.dumps(lines)  # the environ read: refused
+    assert lines[2] == {"id": 1, "passed": True, "reason": "(65534, 65534, [])", "checker_error": False}, lines
+
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a PID 1 that reaps nothing, as in some containers, leaves the dead as zombies)."""
+    try:
+        state = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State"))
+    except (OSError, StopIteration):
+        return False
+    return "Z" not in state.split()[1]
+
+
+def test_a_dropped_checker_dies_with_its_worker() -> None:
+    """A change of uid clears the parent-death signal: the child sets it again after the drop, or a sleeping
+    checker would outlive a worker killed with SIGKILL."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: nothing to drop (CI runs as root)")
+    python = next((p for p in (sys.executable, "/usr/bin/python3") if os.path.exists(p) and _readable_by_others(p)),
+                  None)
+    if python is None:
+        pytest.skip("no Python installation here that uid 65534 can read (pyenv under /root)")
+    out = subprocess.run([python, "-I", "-c", "import sys; print(sys.base_prefix)"], capture_output=True, text=True,
+                         timeout=60)
+    work = Path(tempfile.mkdtemp(dir="/tmp"))
+    config = {"work_dir": str(work), "read_roots": [out.stdout.strip(), "/usr/lib", "/lib", "/dev/null"],
+              "imports": ["time"], "memory_mb": 512, "file_mb": 16, "cpu": 600, "uid": 65534}
+    code = "def check_response(response):\n    sys.modules['time'].sleep(3600)\n"
+    worker = subprocess.Popen([python, "-I", "-B", str(sandbox.WORKER), json.dumps(config)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    checker_pid = None
+    try:
+        assert worker.stdin is not None and worker.stdout is not None
+        ready = json.loads(worker.stdout.readline())
+        assert ready["fences"]["privileges"] == "uid 65534, no capabilities", ready
+        worker.stdin.write(json.dumps({"id": 0, "code": code, "values": ["x", "x"], "errors": [None, None]}) + "\n")
+        worker.stdin.flush()
+        deadline = time.monotonic() + 300
+        while not _children(worker.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (checker_pid,) = _children(worker.pid)
+        worker.kill()
+        worker.wait(timeout=300)
+        while _running(checker_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(checker_pid), "the checker outlived its worker"
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        if checker_pid is not None and _running(checker_pid):
+            os.kill(checker_pid, 9)
+        shutil.rmtree(work, ignore_errors=True)

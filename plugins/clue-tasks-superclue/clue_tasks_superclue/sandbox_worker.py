@@ -242,6 +242,7 @@ def child(config: dict[str, Any], request: dict[str, Any] | None, work_dir: str,
             held: dict[str, Any] = kernel_fences(config, work_dir)
         except OSError as error:
             held = {"failed": f"{error}"}
+        die_with_parent()  # again: a change of uid clears the parent-death signal
         cpu = max(1, int(float(config["cpu"]) + 0.999))
         for which, value in ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_NPROC, (0, 0))):
             with contextlib.suppress(ValueError, OSError):
