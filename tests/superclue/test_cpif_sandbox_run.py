@@ -1,4 +1,5 @@
-"""superclue-cpif's sandbox through ``clue-core run``: refused at planning, recorded in the run, and no secret written.
+"""superclue-cpif's sandbox through ``clue-core run``: refused at planning, recorded in the run and shown in
+``clue-core report``, and no secret written.
 
 The end-to-end run is a real ``clue-core`` process (its ``/proc/<pid>/environ`` holds a fake API
 key, as a user's would) answering from a recorded-answers file, on a prompt file whose checkers
@@ -87,3 +88,10 @@ def test_a_hostile_prompt_file_through_the_cli(isolation: str, tmp_path: Path) -
     scoring = [json.loads(line)["scoring"] for line in (run / "predictions" / "dev.jsonl").read_text().splitlines()]
     assert [s["passed"] for s in scoring] == [False] * len(HOSTILE) + [True]
     assert all(s["checker_error"] for s in scoring[:-1]) and home.read_text(encoding="utf-8") == "PRIVATE-HOME-FILE"
+    report = tmp_path / "report"
+    shown = subprocess.run([str(CLUE_CORE), "report", str(out), "-o", str(report)], capture_output=True, text=True,
+                           env=env, timeout=600)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    held = "bubblewrap" if isolation == "bwrap" else "plain processes"
+    assert f"| answers:{answers} | {held} |" in (report / "report.md").read_text(encoding="utf-8")
+    assert all(secret.encode() not in p.read_bytes() for p in report.rglob("*") if p.is_file())

@@ -222,6 +222,20 @@ SUPERCLUE_SECTION = ReportSectionSpec(
 )
 
 
+#: Where each superclue-cpif run's checkers ran (bubblewrap or plain processes, Landlock), from the report's own
+#: run entries: a pass rate is only as good as the fence it was measured behind (``report_sandbox``).
+CPIF_SANDBOX_SECTION = ReportSectionSpec(
+    name="superclue-cpif-sandbox",
+    title="SuperCLUE-CPIFOpen checker sandbox",
+    description="where each superclue-cpif run's checkers ran: bubblewrap or plain processes, Landlock, as planned",
+    build=f"{_PACKAGE}.report_sandbox:build",
+    html=f"{_PACKAGE}.report_sandbox:html",
+    markdown=f"{_PACKAGE}.report_sandbox:markdown",
+    key="cpif_sandbox",
+    order=110,
+)
+
+
 @hookimpl
 def clue_report_sections() -> list[ReportSectionSpec]:
-    return [SUPERCLUE_SECTION]
+    return [SUPERCLUE_SECTION, CPIF_SANDBOX_SECTION]
