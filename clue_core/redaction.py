@@ -5,8 +5,14 @@ each environment variable a backend falls back to for a credential (a setting de
 ``secret`` and ``env``, the variable a ``secret_env`` setting names, such as ``api_key_env`` →
 ``$OPENAI_API_KEY``, the Hugging Face hub's own token variables, and any variable whose name ends
 in ``_KEY``, ``_TOKEN``, ``_SECRET`` or ``_PASSWORD``: a checker that reads the process's environment
-finds more than the declared ones). Registered values form one
-process-wide set; every occurrence of any of them is replaced by :data:`MARKER`:
+finds more than the declared ones). A variable found by its name alone is registered only where its
+value looks like a credential (:func:`credential_value`): not a path (``SSL_KEY=/etc/ssl/site.key``
+names a key file; hidden, every path under ``/etc/ssl`` printed as ``***``), not a number, not one
+plain word (``MY_TOKEN=accuracy`` hid a metric's name in every table and key of ``metrics.json``);
+declared ones are registered whatever they hold. Registered values form one process-wide set; every
+occurrence of any of them is replaced by :data:`MARKER` (overlapping ones as one, so no part of
+either shows), ordinary data too — a secret that also turns up in a data file or an answer is hidden
+there as well, the price of hiding it wherever a checker or model may have copied it:
 
 * in every file written through :mod:`clue_core.atomic` (``write_json``, ``write_jsonl`` and
   ``atomic_open``: manifests, predictions, metrics, leaderboard files, sweep summaries, a plugin's
@@ -120,13 +126,34 @@ def credential_name(name: str) -> bool:
     return any(upper == word or upper.endswith("_" + word) for word in CREDENTIAL_NAMES)
 
 
+def credential_value(value: str) -> bool:
+    """Whether the value of a variable found by its name alone (:func:`credential_name`) looks like a
+    credential: not a path (``SSL_KEY=/etc/ssl/site.key`` names a key file, and hiding it would turn
+    every path below it into ``***``), not a number or a boolean, not one plain word (``SORT_KEY=
+    priority``, ``MY_TOKEN=accuracy``: a metric's name in every table). A declared secret is not asked."""
+    text = value.strip()
+    if len(text) < MIN_LENGTH or _PLAIN_VALUE.fullmatch(text):
+        return False
+    with contextlib.suppress(ValueError):
+        float(text)
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        if os.path.exists(text):
+            return False
+    return True
+
+
+#: An undeclared ``*_KEY`` value that is no credential: a path, or a word of one case's letters.
+_PLAIN_VALUE = re.compile(r"(?:[/~]|\.{1,2}[/\\]|[A-Za-z]:[/\\]).*|[a-z]+|[A-Z]+", re.DOTALL)
+
+
 def register_kernel(kernel: Any) -> None:
     """Every declaration of every loaded plugin (tasks, models, metrics), :data:`LIBRARY_SECRETS` and
     every variable of the environment whose name ends like a credential's (:data:`CREDENTIAL_NAMES`)."""
     for name in LIBRARY_SECRETS:
         register_env(name)
     for name, value in list(os.environ.items()):
-        if credential_name(name):
+        if credential_name(name) and credential_value(value):
             register(value)
     for registry in (kernel.tasks, kernel.models, kernel.metrics):
         for spec in registry.values():
@@ -157,13 +184,38 @@ def holds(text: str) -> bool:
 def redact_text(text: str) -> str:
     """``text`` with every secret replaced by :data:`MARKER`."""
     pattern = _pattern
-    return text if pattern is None else pattern.sub(MARKER, text)
+    return text if pattern is None else _sub(pattern, text, MARKER)
+
+
+def _spans(pattern: re.Pattern[Any], text: Any) -> Iterator[tuple[int, int]]:
+    """Where ``text`` holds secrets, overlapping ones joined: ``abcdefgh`` and ``efghijkl`` both
+    registered, ``abcdefghijkl`` is one span (a plain ``sub`` left ``***ijkl``, half the second key)."""
+    match = pattern.search(text)
+    while match is not None:
+        start, end = match.span()
+        match = pattern.search(text, start + 1)
+        while match is not None and match.start() < end:
+            end = max(end, match.end())
+            match = pattern.search(text, match.start() + 1)
+        yield start, end
+
+
+def _sub(pattern: re.Pattern[Any], text: Any, marker: Any) -> Any:
+    """``text`` (str or bytes) with each span of :func:`_spans` replaced by ``marker``."""
+    out, position = [], 0
+    for start, end in _spans(pattern, text):
+        out += [text[position:start], marker]
+        position = end
+    if not out:
+        return text
+    out.append(text[position:])
+    return text[:0].join(out)
 
 
 def redact_bytes(data: bytes) -> bytes:
     """``data`` (UTF-8 text, or anything) with the UTF-8 bytes of every secret replaced."""
     pattern = _bytes_pattern
-    return data if pattern is None else pattern.sub(MARKER.encode(), data)
+    return data if pattern is None else _sub(pattern, data, MARKER.encode())
 
 
 def redact(data: Any) -> Any:
@@ -175,7 +227,7 @@ def redact(data: Any) -> Any:
 
 def _walk(data: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(data, str):
-        return pattern.sub(MARKER, data)
+        return _sub(pattern, data, MARKER)
     if isinstance(data, Mapping):
         return {_walk(key, pattern): _walk(value, pattern) for key, value in data.items()}
     if isinstance(data, (list, tuple)):
@@ -196,7 +248,7 @@ def json_text(text: str, data: Any, dump: Callable[[Any], str]) -> str:
     pattern = _pattern
     if pattern is None or not holds(text):
         return text
-    return pattern.sub(MARKER, dump(_walk(data, pattern)))
+    return _sub(pattern, dump(_walk(data, pattern)), MARKER)
 
 
 class RedactingStream:
@@ -231,18 +283,18 @@ class RedactingStream:
         data = self._pending + text
         if data.endswith(("\n", "\r")):  # a whole line (print, echo, a progress bar's): nothing held back
             self._pending = ""
-            self._stream.write(pattern.sub(MARKER, data))
+            self._stream.write(_sub(pattern, data, MARKER))
             return len(text)
-        safe = len(data) - (len(forms[0]) - 1)  # from here on a secret could still go on in the next write
-        out, position = [], 0
-        for match in pattern.finditer(data):
-            if match.start() >= safe:
+        safe = max(0, len(data) - (len(forms[0]) - 1))  # from here on a secret could go on in the next write
+        out, position, cut = [], 0, safe
+        for start, end in _spans(pattern, data):
+            if end > safe:  # a secret overlapping this one may go on in the next write: hold it all back
+                cut = min(start, safe)
                 break
-            out += [data[position:match.start()], MARKER]
-            position = match.end()
-        end = max(position, safe)
-        out.append(data[position:end])
-        self._pending = data[end:]
+            out += [data[position:start], MARKER]
+            position = end
+        out.append(data[position:cut])
+        self._pending = data[cut:]
         self._stream.write("".join(out))
         return len(text)
 

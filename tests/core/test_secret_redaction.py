@@ -265,3 +265,51 @@ def test_api_run_echoes_writes_and_raises_no_environment_credential(tmp_path, mo
         api.run("afqmc", model="baseline", data_dir=tmp_path / KEY / "no-data", output_dir=tmp_path / "o2",
                 echo=None)
     assert KEY not in str(raised.value) and "***" in str(raised.value)
+
+
+# -- overlapping secrets, and what an undeclared *_KEY variable may hold --------------------
+
+def test_overlapping_secrets_leave_no_part_of_either() -> None:
+    redaction.register("abcdefgh")
+    redaction.register("efghijkl")  # starts inside the first: a plain sub left 'ijkl' showing
+    assert redaction.redact_text("<abcdefghijkl> abcdefgh") == "<***> ***"
+    assert redaction.redact_bytes(b"<abcdefghijkl>") == b"<***>"
+    assert redaction.redact({"a": "abcdefghijkl"}) == {"a": "***"}
+
+
+@pytest.mark.parametrize("parts", [["abcd", "efghijkl"], ["abcdefgh", "ijkl", " tail"], ["xabcdefgh", "ijkl\n"]])
+def test_overlapping_secrets_split_over_writes(parts: list[str]) -> None:
+    redaction.register("abcdefgh")
+    redaction.register("efghijkl")
+    out = io.StringIO()
+    stream = redaction.RedactingStream(out)
+    for part in parts:
+        stream.write(part)
+    stream.flush()
+    assert "ijkl" not in out.getvalue() and "abcd" not in out.getvalue() and "***" in out.getvalue()
+
+
+@pytest.mark.parametrize("value", ["/usr/local/bin", "~/keys/site.key", "./keys/site.key", r"C:\keys\site.key",
+                                   "accuracy", "PRIORITY", "12345678", "1e-10000", "infinity"])
+def test_an_undeclared_credential_variable_holding_a_path_number_or_word_is_not_a_secret(
+        monkeypatch, tmp_path: Path, value: str) -> None:
+    from clue_core.kernel import Kernel
+
+    monkeypatch.setenv("CLUE_TEST_SSL_KEY", value)  # hidden, every path under it and every 'accuracy' was ***
+    monkeypatch.setenv("CLUE_TEST_GITHUB_TOKEN", "ghp_0123456789abcdef")
+    Kernel()
+    text = f"{value}/tnews accuracy 12345678 ghp_0123456789abcdef"
+    assert redaction.redact_text(text) == f"{value}/tnews accuracy 12345678 ***"
+
+
+def test_an_existing_path_is_not_a_secret_but_a_declared_one_is(monkeypatch, tmp_path: Path) -> None:
+    from clue_core.kernel import Kernel
+
+    (tmp_path / "keys").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLUE_TEST_TLS_KEY", "keys")  # a relative folder (and a word): no secret
+    monkeypatch.setenv("CLUE_TEST_DEPLOY_KEY", "keys/deploy-2026")  # a relative path that exists
+    (tmp_path / "keys" / "deploy-2026").write_text("x", encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "/declared/by-a-plugin")  # api_key_env's default: always a secret
+    Kernel()
+    assert redaction.redact_text("keys/deploy-2026 /declared/by-a-plugin") == "keys/deploy-2026 ***"
