@@ -3,7 +3,8 @@
 Root reads any ``/proc/<pid>/environ``, clue-core's with its API keys among them, and root is
 what CI runs as. So a child that starts with capabilities drops them all before any checker
 code runs: the bounding set emptied (no later exec could win them back, and exec is refused
-anyway), the secure bits locked so that uid 0 never means capabilities again, then
+anyway), the secure bits locked so that uid 0 never means capabilities again (both best effort:
+they need CAP_SETPCAP, and matter only across an exec), then
 ``setgroups([])``, ``setresgid`` and ``setresuid`` to the sandbox user (65534, ``nobody``,
 unless configured), which clears the permitted and effective sets. It is checked afterwards
 with ``capget``: a child that still holds a capability does not run the check. A child that
@@ -49,9 +50,10 @@ def drop(uid: int, libc: ctypes.CDLL | None = None) -> str:
     libc = libc or ctypes.CDLL(None, use_errno=True)
     if capabilities(libc) == 0:
         return f"uid {os.getuid()}, no capabilities"
+    # the bounding set, the ambient set and the secure bits matter only across an exec (which seccomp kills):
+    # best effort where CAP_SETPCAP is missing; what must hold, no capability and no uid 0, is checked below
     libc.prctl(_PR_CAP_AMBIENT, _AMBIENT_CLEAR_ALL, 0, 0, 0)
-    if libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECUREBITS) failed")
+    libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS, 0, 0, 0)
     cap = 0
     while libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:  # EINVAL past the kernel's last capability
         cap += 1

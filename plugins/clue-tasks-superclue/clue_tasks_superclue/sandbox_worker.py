@@ -342,8 +342,9 @@ def main() -> None:
         os.chmod(config["work_dir"], 0o711)  # the dropped child reaches its own dir, lists nothing else
     closing = [protocol.fileno()]
     found = in_child(config, None, closing, -1)
-    if dropping and found.get("problem") and "could not" in str(found.get("problem")):
-        # the unprivileged uid cannot read the Python installation: uid 0 without any capability instead
+    if dropping and found.get("problem"):
+        # the unprivileged uid cannot read the Python installation or reach the work root (or the uid change
+        # itself failed): uid 0 without any capability instead; a problem that stays is reported
         config["uid"], config["owner"] = -1, None
         found = in_child(config, None, closing, -2)
     protocol.write(json.dumps({"ready": True, "fences": found.get("fences"), "problem": found.get("problem")}) + "\n")
