@@ -241,3 +241,34 @@ def test_a_dropped_checker_dies_with_its_worker() -> None:
         if checker_pid is not None and _running(checker_pid):
             os.kill(checker_pid, 9)
         shutil.rmtree(work, ignore_errors=True)
+
+
+SAME_UID = """
+import ctypes, os, subprocess, sys
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)  # an ordinary user
+# PR_SET_DUMPABLE: 1 as an ordinary user's process is (the uid change above cleared it), 0 as clue-core while
+# its pool lives (sandbox_host.hide)
+ctypes.CDLL(None).prctl(4, 0 if sys.argv[1] == 'hidden' else 1, 0, 0, 0)
+reader = ("import os\\ntry:\\n    print(open('/proc/%d/environ' % os.getppid()).read())\\n"
+          "except OSError as e:\\n    print('refused', e.errno)")
+print(subprocess.run([sys.executable, '-I', '-c', reader], capture_output=True, text=True, cwd='/').stdout)
+"""
+
+
+def test_a_non_dumpable_clue_core_hides_its_environ_from_its_own_uid() -> None:
+    """Without root (the child keeps the user's uid): only the parent's non-dumpable flag stands between a
+    same-uid process and its environ; shown both ways, as uid 65534 (started from root here, as in CI)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to become uid 65534 for both processes")
+    python = next((p for p in (sys.executable, "/usr/bin/python3") if os.path.exists(p) and _readable_by_others(p)),
+                  None)
+    if python is None:
+        pytest.skip("no Python installation here that uid 65534 can read (pyenv under /root)")
+    secret = f"sk-test-{uuid.uuid4().hex}"
+    found = {}
+    for mode in ("dumpable", "hidden"):
+        out = subprocess.run([python, "-I", "-c", SAME_UID, mode], capture_output=True, text=True,
+                             timeout=120, cwd="/", env={"OPENAI_API_KEY": secret})
+        found[mode] = out.stdout
+    assert secret in found["dumpable"]  # the threat: same uid, dumpable
+    assert secret not in found["hidden"] and "refused 13" in found["hidden"], found
