@@ -40,12 +40,13 @@ Every chart drawn is listed in ``report.json`` (``charts.images``) under the sec
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape as _escape
 from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError
+from clue_core.plugin import ClueError, printable
 from clue_report import format as fmt
 
 if TYPE_CHECKING:
@@ -66,8 +67,18 @@ class Chart:
 
 
 def escape(text: Any) -> str:
-    """``text`` (anything, as ``str``) safe inside HTML text and attributes."""
-    return _escape(str(text))
+    """``text`` (anything, as ``str``) safe inside HTML text and attributes, a control character shown
+    as its escape as the terminal shows it (``\\x1b``; a bidi override ``\\u202e`` reordered the rest of
+    its cell, ESC and BEL are not HTML at all); tabs, newlines and carriage returns stay blanks."""
+    return _HTML_CONTROL.sub(_control, _escape(str(text)))
+
+
+#: :func:`clue_core.plugin.printable`'s set less the blanks HTML renders as spaces.
+_HTML_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _control(match: re.Match[str]) -> str:
+    return printable(match.group())
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], row_classes: Sequence[str] = ()) -> str:
@@ -106,13 +117,13 @@ class Markdown(str):
 #: span, emphasis or link. ``_`` is left alone: GitHub never reads it as emphasis inside a word
 #: (``test_public``), and a name like ``_x_`` is at worst shown in italics.
 _MD_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "\\\\", "`": "\\`", "*": "\\*", "[": "\\[",
-               "]": "\\]", "|": "\\|", "\n": " ", "\r": " "}
+               "]": "\\]", "|": "\\|", "\n": " ", "\r": " ", "\t": " "}
 
 
 def md_text(text: Any) -> str:
     """``text`` (anything, as ``str``) shown as itself in Markdown: a model named
     ``<img src=x onerror=alert(1)>`` stays text in every renderer, a ``|`` does not split a table cell."""
-    return "".join(_MD_ESCAPES.get(c, c) for c in str(text))
+    return printable("".join(_MD_ESCAPES.get(c, c) for c in str(text)))  # cat report.md ran a name's ESC
 
 
 def _md_cell(text: Any) -> str:
