@@ -213,7 +213,7 @@ def kernel_fences(config: dict[str, Any], work_dir: str) -> dict[str, str]:
     held["landlock"] = sandbox_landlock.restrict(config["read_roots"], work_dir, libc)
     why = sandbox_seccomp.install(libc)
     if why is not None:
-        raise OSError(f"no seccomp filter: {why}")
+        raise OSError(f"seccomp: {why}")
     held["seccomp"] = "on"
     return held
 
