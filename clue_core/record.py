@@ -125,6 +125,13 @@ class Manifest:
         return self.data.get("test_versions") or {}
 
     @property
+    def splits(self) -> list[str] | None:
+        """The splits the run predicted (``run --splits``: ``["dev"]`` wrote no submission files); None for
+        a run made before they were recorded, which predicted every split."""
+        splits = self.data.get("splits")
+        return [str(s) for s in splits] if isinstance(splits, list) else None
+
+    @property
     def submission_files(self) -> list[str]:
         return [str(f) for f in self.data.get("submission_files") or ()]
 

@@ -51,8 +51,8 @@ def task_splits(task: TaskSpec, requested: tuple[str, ...] | None) -> tuple[str,
 
 def recorded_splits(manifest: Manifest, task: TaskSpec) -> tuple[str, ...]:
     """The splits a run predicted, as its manifest records them (a run made before: everything)."""
-    splits = manifest.data.get("splits")
-    return tuple(splits) if isinstance(splits, list) else default_splits(task)
+    splits = manifest.splits
+    return tuple(splits) if splits is not None else default_splits(task)
 
 
 def settle(plan: TaskPlan, request: RunRequest) -> None:

@@ -123,6 +123,7 @@ def test_api_run_takes_splits(tmp_path, monkeypatch):
     monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
     records = api.run("afqmc", "baseline", sample=True, output_dir=tmp_path / "runs", splits=["dev"], echo=None)
     assert records[0].manifest.submission_files == [] and records[0].prediction_splits() == ["dev"]
+    assert records[0].manifest.splits == ["dev"]
     assert api.plan("afqmc", "baseline", sample=True, splits="dev")[0]["splits"] == ["dev"]
     with pytest.raises(ArgumentError, match=r"^splits: expected a split name or a list of them, got int 3"):
         api.run("afqmc", "baseline", sample=True, output_dir=tmp_path / "other", splits=3, echo=None)
@@ -139,3 +140,18 @@ def test_a_task_without_a_test_set_is_not_called_dev_only(run_cli, tmp_path):
     assert re.split(r"\s{2,}", header)[-2:] == ["submission files", "run dir"]
     assert re.split(r"\s{2,}", row)[-2] == "-"
     assert _manifest(tmp_path / "runs" / "superclue-close")["splits"] == ["dev"]
+
+
+def test_a_run_recorded_before_splits_existed_is_submitted_as_a_full_run(run_cli, tmp_path):
+    out = tmp_path / "runs"
+    assert run_cli("run", "afqmc", "-m", "baseline", "--sample", "-o", out).exit_code == 0
+    path = out / "afqmc" / "manifest.json"
+    manifest = _manifest(out / "afqmc")
+    del manifest["splits"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    submitted = run_cli("submit", out, "-o", tmp_path / "s.zip")
+    assert submitted.exit_code == 0, submitted.output
+    manifest["splits"] = "dev"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    refused = run_cli("submit", out, "-o", tmp_path / "t.zip")
+    assert refused.exit_code == 2 and refused.output.startswith(f"error: {path}: field 'splits': expected a list")
