@@ -150,7 +150,9 @@ def _items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
     if text[start:start + 1] == "[":
         yield from _array_items(path, text, start + 1)
         return
-    for number, line in enumerate(text.splitlines(), 1):
+    # lines end where iter_jsonl's do (\n, \r\n, a lone \r): splitlines also cut at U+2028, U+2029 and
+    # U+0085, which JSON strings may hold raw (json.dumps(ensure_ascii=False), clue-core's own files)
+    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
         if not line.strip():
             continue
         try:
