@@ -81,7 +81,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                         ) from None
                 if not isinstance(record, dict):
                     raise InputError(path, f"expected a JSON object, got {type(record).__name__}", line=line_number)
-                check_record(record, line, path, line_number)  # a lone surrogate ("\ud800") is no text
+                if "\\u" in line:  # a lone surrogate ("\ud800") parses but is no text: one line, not a traceback
+                    check_record(record, line, path, line_number)
                 yield line_number, record
         except UnicodeDecodeError:
             # Text mode decodes 8 KB blocks ahead of the lines it hands out, so the error comes

@@ -6,8 +6,9 @@ died with a traceback far from the cause (a tokenizer, a prompt, the cache's key
 staging folder. The readers (:mod:`clue_core.jsonio`) call :func:`check_record` and
 :func:`check_document` on what they parse, so such a file is one line naming its file, line and
 field, before anything is written. Only escapes can make one (the UTF-8 decoder refuses encoded
-surrogates), so a regular expression over the raw text decides whether to look at all: a file
-without ``\\uD8..\\uDF`` escapes costs one scan of each line.
+surrogates), so the raw text decides whether to look at all: a line without ``\\u`` costs one
+substring test, one of escaped Chinese (``\\u4e2d``) two more, and only a ``\\uD…`` escape a
+regular expression and a walk of the record (measured: within noise on 200,000 AFQMC-like lines).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ _LONE = re.compile("[\ud800-\udfff]")
 
 def may_hold(text: str) -> bool:
     """Whether ``text`` (raw JSON) has a surrogate escape at all: the cheap test before any walk."""
-    return _ESCAPE.search(text) is not None
+    # two substring tests first: a file of escaped Chinese (\u4e2d…) must not pay a regular expression per line
+    return ("\\ud" in text or "\\uD" in text) and _ESCAPE.search(text) is not None
 
 
 def _first_lone(value: Any, where: str = "") -> tuple[str, str] | None:
