@@ -34,3 +34,20 @@ def test_a_hostile_model_name_reaches_no_report_file_raw(run_cli, kernel, tmp_pa
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     outside_data = re.sub(r"<script type='application/json' id='explorer-data'>.*?</script>", "", page, flags=re.S)
     assert not CONTROL.search(outside_data) and SHOWN in outside_data
+
+
+def test_the_terminal_summary_escapes_a_row_label(run_cli, kernel, tmp_path: Path) -> None:
+    """With two rows each group line starts with the row's label (a model name, a sweep's grid values):
+    it was printed raw, where the table above it was escaped."""
+    import json
+
+    write_run(kernel, tmp_path / "runs" / "a", "afqmc", model=HOSTILE)
+    write_run(kernel, tmp_path / "runs" / "b", "afqmc", model="llm:other")
+    folders = (tmp_path / "runs" / "a", tmp_path / "runs" / "b")
+    result = run_cli("report", *folders, kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert not CONTROL.search(result.output.replace("\n", ""))
+    assert any(line.startswith(SHOWN) and "CLUE 1.1 classification" in line for line in result.output.splitlines())
+    as_json = run_cli("report", *folders, "--json", kernel=kernel)
+    assert as_json.exit_code == 0 and not CONTROL.search(as_json.output.replace("\n", ""))
+    assert HOSTILE in {row["label"].split(" · ")[0] for row in json.loads(as_json.output)["rows"]}  # the same JSON

@@ -7,11 +7,12 @@ whole behaviour is testable without the CLI.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, format_table
+from clue_core.plugin import ClueError, format_table, printable
 from clue_report import stats
 from clue_report.build import build_report
 from clue_report.explorer import DEFAULT_EXAMPLES
@@ -67,7 +68,25 @@ def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: st
 
 def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
                    force: bool = False, examples: int = DEFAULT_EXAMPLES) -> str:
-    """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given)."""
+    """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given),
+    with every control character escaped (:func:`shown`)."""
+    return shown(_report_text(kernel, paths, output_dir, as_json, force, examples), as_json)
+
+
+#: Control characters (printable's set) but the newline: in JSON output, only ever inside a string.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str, as_json: bool) -> str:
+    """``text`` safe for a terminal: a row label's ESC (a model's name, a sweep's grid key) reached it raw
+    in the group lines; JSON gets ``\\u001b`` escapes (the same JSON), text :func:`printable`'s."""
+    if as_json:
+        return _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return printable(text, lines=True)
+
+
+def _report_text(kernel: Any, paths: Sequence[Path], output_dir: Path | None, as_json: bool, force: bool,
+                 examples: int) -> str:
     if output_dir is None:
         return summary_text(kernel, paths, as_json)
     report = write_report(kernel, paths, output_dir, force=force, examples=examples)
