@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from clue_core.baseline import BaselineLearner
 from clue_core.context import RunContext
 from clue_core.kernel import Kernel
@@ -17,6 +19,7 @@ def _said(stderr: str, task: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith(f"[{task}] llm-tiny: ")]
 
 
+@pytest.mark.slow
 def test_llm_progress_lines_name_each_split(run_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("CLUE_PROGRESS", "lines")
     monkeypatch.setenv("CLUE_PROGRESS_EVERY", "0")

@@ -131,6 +131,7 @@ def test_api_run_takes_splits(tmp_path, monkeypatch):
         api.run("afqmc", "baseline", sample=True, output_dir=tmp_path / "other", splits=["dev", 1], echo=None)
 
 
+@pytest.mark.slow
 def test_a_task_without_a_test_set_is_not_called_dev_only(run_cli, tmp_path):
     """SuperCLUE has no leaderboard test set: its runs write no submission files, --splits or not."""
     result = run_cli("run", "superclue-close", "-m", "llm-tiny", "--sample", "-o", tmp_path / "runs", "--limit", "2")
