@@ -37,6 +37,14 @@ stat = os.read(os.open(UP + 'proc/%d/stat' % worker, os.O_RDONLY, dir_fd=fd), 50
 pool = int(stat.rsplit(')', 1)[1].split()[1])
 """
 PASS = "return {'check_code': True}"
+#: A path object that names the victim to os.remove's own conversion, then a file inside to the audit hook's.
+SWAP = """
+class Swap:
+    calls = []
+    def __fspath__(self):
+        self.calls.append(1)
+        return '/' + VICTIM if len(self.calls) == 1 else 'inside.txt'
+"""
 FORGE = """
 for n in range(3, 64):
     try:
@@ -71,6 +79,10 @@ ATTACKS = {
     "forged_reply": "try:\n    open('/etc/passwd').read()\nexcept BaseException:\n    pass\n" + FORGE,
     "forged_after_kernel": "try:\n    os.open(UP + 'etc/passwd', os.O_RDONLY, dir_fd=fd)\nexcept BaseException:\n"
                            "    pass\n" + reads("'forged'"),
+    "pathlike_swap": SWAP + f"try:\n    os.remove(Swap())\nexcept OSError:\n    pass\n{PASS}",
+    "raising_repr": "class Evil:\n    def __fspath__(self):\n        return '/' + VICTIM\n"
+                    "    def __repr__(self):\n        raise ValueError('no repr')\n"
+                    f"try:\n    os.remove(Evil())\nexcept BaseException:\n    pass\n{PASS}",
     "mknod": f"os.mknod('vda', 0o060600, os.makedev(253, 0))\n{PASS}",
     "mknod_char": f"os.mknod('mem', 0o020600, os.makedev(1, 1))\n{PASS}",
 }
@@ -129,3 +141,21 @@ def test_every_escape_is_a_checker_error(isolation: str, tmp_path: Path) -> None
 def test_a_check_finds_nothing_the_last_one_left(isolation: str) -> None:
     found = run_pool(isolation, [LEAVE, FIND, LEAVE, FIND], f"sk-test-{uuid.uuid4().hex}")
     assert [v["passed"] for v in found["verdicts"]] == [True, True, True, True], found
+
+
+FINE = """
+os = sys.modules['os']
+open('f', 'w').write('x')
+os.utime('f', (1, 2))
+os.chmod('f', 0o600)
+os.rename('f', 'g')
+os.mkdir('sub')
+os.remove('g')
+os.rmdir('sub')
+return {'check_code': sorted(os.listdir('.')) == [], 'reason': 'fine'}
+"""
+
+
+def test_ordinary_file_work_in_the_work_dir_is_fine(isolation: str) -> None:
+    found = run_pool(isolation, [checker(FINE)], f"sk-test-{uuid.uuid4().hex}")
+    assert found["verdicts"] == [{"passed": True, "reason": "fine", "checker_error": False}], found

@@ -74,6 +74,7 @@ _BLOCKED_PREFIXES = ("socket.", "subprocess.", "os.exec", "os.spawn", "os.posix_
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 _PATH_WRITES = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink",
                 "os.truncate", "os.utime", "shutil.rmtree", "shutil.copyfile", "shutil.move", "os.chflags")
+_TWO_PATHS = frozenset({"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.move"})
 _PATH_READS = ("os.listdir", "os.scandir", "os.chdir", "glob.glob", "os.walk")
 
 
@@ -103,7 +104,9 @@ def put_up_fence(work_dir: str, read_roots: list[str], imports: list[str], out: 
             exit_now(REFUSED_EXIT)
 
     def inside(path: Any, roots: tuple[str, ...]) -> bool:
-        if isinstance(path, int):
+        # only a plain str or bytes: a path object's __fspath__ is the checker's code, and may name one file to
+        # this check and another to the open that follows (an int is a directory fd: refused too)
+        if type(path) not in (str, bytes):
             return False
         try:
             real = os.path.realpath(os.fsdecode(path))
@@ -111,7 +114,16 @@ def put_up_fence(work_dir: str, read_roots: list[str], imports: list[str], out: 
             return False
         return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
 
+    def shown(path: Any) -> str:
+        return repr(path) if type(path) in (str, bytes, int) else "a path object"  # no checker __repr__ runs here
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        try:
+            check(event, args)
+        except BaseException:  # an exception in the hook would abort the operation but let the checker go on
+            refuse(f"{event} (the audit hook could not check it)")
+
+    def check(event: str, args: tuple[Any, ...]) -> None:
         if event.startswith(_BLOCKED_PREFIXES):
             refuse(event)
         if event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRIBUTES:
@@ -121,17 +133,17 @@ def put_up_fence(work_dir: str, read_roots: list[str], imports: list[str], out: 
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
             if writes and not inside(path, writable):
-                refuse(f"writing {path!r}")
+                refuse(f"writing {shown(path)}")
             if not writes and not inside(path, readable):
-                refuse(f"reading {path!r}")
+                refuse(f"reading {shown(path)}")
         elif event in _PATH_WRITES:
-            for path in args[:2]:
-                if isinstance(path, (str, bytes, os.PathLike)) and not inside(path, writable):
-                    refuse(f"{event} {path!r}")
+            for path in args[:2] if event in _TWO_PATHS else args[:1]:
+                if not inside(path, writable):
+                    refuse(f"{event} {shown(path)}")
         elif event in _PATH_READS:
             path = args[0] if args else "."
             if path is not None and not inside(path if path != "" else ".", readable):
-                refuse(f"{event} {path!r}")
+                refuse(f"{event} {shown(path)}")
         elif event == "import" and not depth[0] and str(args[0]).split(".")[0] not in allowed:
             refuse(f"importing {args[0]!r}")
 
