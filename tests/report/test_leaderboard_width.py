@@ -87,3 +87,18 @@ def test_wider_than_the_window_it_scrolls_in_its_box_and_the_page_does_not(kerne
 @pytest.fixture(autouse=True)
 def _chromium_there() -> None:
     _chromium()  # skips (fails under CI) before any report is built
+
+
+def test_a_long_unbroken_model_name_wraps_and_the_page_stays_in_the_window(kernel, tmp_path: Path) -> None:
+    """An answers file's path or a checkpoint folder has no space to wrap at: each task's table, the error
+    analysis and the explorer grew to its width (the page was 2,146 px wide in a 1400 px window)."""
+    long_name = "answers:/data/" + "verylongdirectoryname" * 8 + ".jsonl"
+    for number, model in enumerate((long_name, MODELS[0][0])):
+        for task in ("afqmc", "tnews", "cmrc2018", "c3"):
+            write_run(kernel, tmp_path / "runs" / f"m{number}", task, model=model, category="llm",
+                      report_settings={"mode": "generate"})
+    out = tmp_path / "report"
+    write_report(kernel, sorted((tmp_path / "runs").iterdir()), out, charts=False)
+    layout = _layout(out, tmp_path)
+    assert layout["page"] <= layout["client"] <= WIDTH, layout
+    assert layout["boxScroll"] <= layout["boxClient"], layout  # the leaderboard's model cell wraps too

@@ -16,7 +16,8 @@ from clue_report.kit import Chart, escape, figure, num, table
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","WenQuanYi Micro Hei","PingFang SC",
-"Microsoft YaHei",sans-serif;margin:0 auto;max-width:1280px;padding:0 24px 48px;color:#202124;line-height:1.45}
+"Microsoft YaHei",sans-serif;margin:0 auto;max-width:1280px;padding:0 24px 48px;color:#202124;line-height:1.45;
+overflow-wrap:anywhere}
 h1{margin:24px 0 4px}h2{border-bottom:2px solid #dadce0;padding-bottom:4px;margin-top:40px}
 h3{margin-top:28px}small,.muted{color:#5f6368}nav a{margin-right:14px}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:14px}
@@ -29,9 +30,10 @@ margin-left:6px}.badge.ok{background:#e6f4ea;color:#137333}
 .partial{color:#b06000}figure{margin:12px 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:13px;color:#5f6368}details{margin:8px 0}summary{cursor:pointer;font-weight:600}
 td.text{max-width:520px;font-size:13px}td.model{min-width:190px}.scroll{overflow-x:auto}
-.board table{font-size:13px;margin:0}.board th,.board td{padding:3px 4px}.board th{font-size:12px}
+.board table{font-size:13px;margin:0;overflow-wrap:normal}.board th,.board td{padding:3px 4px}.board th{font-size:12px}
 .board td.num{white-space:normal}
-.board td.num small{font-size:11px}.board th small{font-weight:400}.board td.model{min-width:180px;max-width:260px}
+.board td.num small{font-size:11px}.board th small{font-weight:400}
+.board td.model{min-width:180px;max-width:260px;overflow-wrap:anywhere}
 .board td.model small{display:block;color:#5f6368}.board td.model .badge{margin-left:0}
 .board th:nth-child(-n+2),.board td:nth-child(-n+2){position:sticky;z-index:1;background:#fff}
 .board th:nth-child(-n+2){background:#f1f3f4}.board tr.nc td:nth-child(-n+2){background:#fafafa}
