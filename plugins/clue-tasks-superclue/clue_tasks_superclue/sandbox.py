@@ -385,7 +385,7 @@ def planned_isolation(isolation: str) -> str:
     if isolation == "process" or (isolation == "auto" and bwrap_path() is None):
         why = "sandbox=process" if isolation == "process" else "sandbox=auto, bubblewrap (bwrap) is not installed"
         return f"checker sandbox: plain processes ({why}) with {fences}"
-    fallback = " (if bwrap fails to start: plain processes, with a warning)" if isolation == "auto" else ""
+    fallback = " (if bwrap fails to start: plain processes, and the run says so once)" if isolation == "auto" else ""
     return f"checker sandbox: bubblewrap (sandbox={isolation}) with {fences}{fallback}"
 
 
