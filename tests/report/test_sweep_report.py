@@ -164,3 +164,15 @@ def test_without_its_summary_the_line_says_where_the_runs_are(run_cli, sweep: Pa
     result = run_cli("report", *sorted(p for p in sweep.iterdir() if p.is_dir()))
     assert result.exit_code == 0, result.output  # as plain runs: one row, the grid point folded in (and noted)
     assert sum(line.startswith("afqmc ") for line in result.output.splitlines()) == 4
+
+
+def test_a_summary_listing_no_trial_is_one_line_and_writes_nothing(run_cli, tmp_path: Path) -> None:
+    """It printed an empty table (exit 0) and wrote an empty report, where a folder of unfinished runs is refused."""
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps({"schema": "clue-core/sweep@1", "status": "running",
+                                                     "trials": [], "best": {}}), encoding="utf-8")
+    assert _one_line_error(run_cli("report", folder)) == (
+        f"error: {folder / 'summary.json'}: lists no trial, nothing to report\n")
+    _one_line_error(run_cli("report", folder, "-o", tmp_path / "report"))
+    assert not (tmp_path / "report").exists()

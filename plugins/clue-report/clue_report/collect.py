@@ -165,6 +165,9 @@ def collect(paths: list[Path], records: bool = True, inputs: Iterable[str] = ())
                 _add_run(found, run_dir, records)
     if found.unfinished and not found.runs and not found.inputs:
         raise ClueError(_only_unfinished(paths, found.unfinished))
+    if found.sweeps and not found.runs and not found.inputs:  # a summary listing no trial: no empty report
+        raise ClueError(f"{', '.join(str(s.folder / 'summary.json') for s in found.sweeps)}: lists no trial, "
+                        f"nothing to report")
     return found
 
 
