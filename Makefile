@@ -14,15 +14,18 @@ DEMO_LLM ?= llm-tiny
 DEMO_DIR ?= runs/demo
 
 # llama.cpp built portable: no -march=native (a natively tuned build trapped with an illegal instruction
-# on a VM whose CPU advertised more than it allowed), every x86 CPU variant built as its own backend
-# library and the best one chosen at run time, as llama.cpp's own releases do. pip's wheel cache ignores
-# CMAKE_ARGS, so the wheel is built without it into a folder keyed by the version and these flags, and
-# installed from there alone: a natively built wheel cached earlier never comes back.
+# on a VM whose CPU advertised more than it allowed); every x86 CPU variant is built as its own backend
+# library and the best one for the CPU is loaded at run time, as llama.cpp's own releases do.
+# llama-cpp-python 0.3.36 never loads such backends itself (it has no ggml_backend_load_all call, and ggml
+# looks beside the executable), so GGML_BACKEND_DIR compiles their folder into the library: LLAMA_HOME's
+# backends/, which the build fills. pip's wheel cache ignores CMAKE_ARGS, so the wheel is built without it,
+# under a lock, into LLAMA_HOME (keyed by the version and these flags), and installed from there alone: a
+# natively built wheel cached earlier never comes back. tests/models_llm/test_llamacpp_build.py checks it.
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CPP_VERSION) $(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
-LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clue-core/wheels/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(LLAMA_KEY)
-LLAMA_BUILT := $(LLAMA_WHEELS)/.built
+LLAMA_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clue-core/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(LLAMA_KEY)
+LLAMA_BUILT := $(LLAMA_HOME)/.built
 
 .PHONY: install demo test lint bench llama-wheel clean
 
@@ -33,21 +36,21 @@ $(DEMO_STAMP): requirements-demo.txt constraints.txt pyproject.toml plugins/*/py
 
 $(LLAMA_BUILT):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@# compiling llama.cpp takes minutes, on every core; into a private folder renamed when whole, so a
-	@# killed build leaves nothing that looks built and two builds at once cannot mix their files
-	mkdir -p $(dir $(LLAMA_WHEELS)) && part=$$(mktemp -d $(LLAMA_WHEELS).part-XXXXXX) && \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
+	@# compiling llama.cpp takes minutes, on every core; .built is written last, so a killed build is redone
+	mkdir -p $(LLAMA_HOME) && flock $(LLAMA_HOME)/.lock sh -c 'test -f $@ || { \
+	  rm -rf $(LLAMA_HOME)/wheel $(LLAMA_HOME)/backends && \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) -DGGML_BACKEND_DIR=$(LLAMA_HOME)/backends" \
+	  CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
 	  $(BIN)/python -m pip wheel --quiet --no-deps --no-cache-dir --no-binary llama-cpp-python \
-	  -w $$part llama-cpp-python==$(LLAMA_CPP_VERSION) && touch $$part/.built && \
-	  { mv -T $$part $(LLAMA_WHEELS) 2>/dev/null || rm -rf $$part; }
-	test -f $@
+	    -w $(LLAMA_HOME)/wheel llama-cpp-python==$(LLAMA_CPP_VERSION) && \
+	  ls $(LLAMA_HOME)/backends/libggml-cpu-*.so >/dev/null && touch $@; }'
 
 llama-wheel: $(LLAMA_BUILT)
 
 $(DEV_STAMP): $(DEMO_STAMP) requirements-dev.txt $(LLAMA_BUILT)
-	$(BIN)/python -m pip install --quiet -c constraints.txt --find-links $(LLAMA_WHEELS) --only-binary llama-cpp-python -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt --find-links $(LLAMA_HOME)/wheel --only-binary llama-cpp-python -r requirements-dev.txt
 	# replaces a llama-cpp-python installed earlier from another build (a native one)
-	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-*.whl
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall $(LLAMA_HOME)/wheel/llama_cpp_python-*.whl
 	touch $@
 
 install: $(DEV_STAMP)
