@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.cli import cli
 from clue_core.kernel import Kernel
 

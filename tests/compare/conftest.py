@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.kernel import Kernel
 
 

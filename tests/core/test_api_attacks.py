@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from clue_core import api, builtin
-from clue_core.baseline import BaselineLearner
+from clue_builtin import hooks as builtin
+from clue_builtin.baseline import BaselineLearner
+from clue_core import api
 from clue_core.config import ArgumentError, run_request
 from clue_core.errors import ClueError, InputError
 from clue_core.kernel import Kernel

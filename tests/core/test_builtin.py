@@ -6,17 +6,17 @@ import json
 
 import pytest
 
+from clue_builtin.baseline import BaselineLearner, first_sentence
+from clue_builtin.metrics import accuracy, macro_f1
+from clue_builtin.writers import read_json_object, read_jsonl_labels, write_json_object, write_jsonl_labels
 from clue_core.atomic import atomic_open, write_jsonl
-from clue_core.baseline import BaselineLearner, first_sentence
 from clue_core.errors import InputError
 from clue_core.examples import ClassificationExample as C
 from clue_core.examples import MultipleChoiceExample as M
 from clue_core.examples import Prediction as P
 from clue_core.examples import SpanExample
 from clue_core.jsonio import field, iter_jsonl
-from clue_core.metrics import accuracy, macro_f1
 from clue_core.plugin import RunContext, Setting, TaskSpec, TestVersion
-from clue_core.writers import read_json_object, read_jsonl_labels, write_json_object, write_jsonl_labels
 
 
 def test_accuracy_counts_missing_predictions_as_wrong_and_skips_unlabelled():

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import clue_example_plugin.hooks as example_hooks
-from clue_core.baseline import BaselineLearner
+from clue_builtin.baseline import BaselineLearner
 from clue_core.checks import recommendation_problems
 from clue_core.plugin import MetricSpec, ModelSpec, Setting, hookimpl
 from clue_core.specs import TaskSpec

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from clue_builtin.baseline import BaselineLearner
 from clue_core.atomic import write_json, write_jsonl
-from clue_core.baseline import BaselineLearner
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 from clue_core.plugin import Prediction, hookimpl

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import clue_example_plugin.hooks as example_hooks
-from clue_core.baseline import BaselineLearner
+from clue_builtin.baseline import BaselineLearner
 from clue_core.kernel import Kernel
 from clue_core.plugin import hookimpl
 from clue_core.specs import ModelSpec, TaskSpec

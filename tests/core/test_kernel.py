@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.errors import PluginError, UnknownNameError
 from clue_core.kernel import Kernel
 from clue_core.plugin import CLASSIFICATION, MetricSpec, TaskSpec, hookimpl

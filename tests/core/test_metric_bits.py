@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import random
 from clue_core.examples import ClassificationExample, Prediction
-from clue_core.metrics import macro_f1
+from clue_builtin.metrics import macro_f1
 rng = random.Random(3)
 labels = [f"类{i}" for i in range(7)]
 examples = [ClassificationExample(str(i), "t", None, rng.choice(labels)) for i in range(60)]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import clue_example_plugin.hooks as example_hooks
-from clue_core.baseline import BaselineLearner
+from clue_builtin.baseline import BaselineLearner
 from clue_core.kernel import Kernel
 from clue_core.plugin import ClueError, MetricSpec, Setting, hookimpl
 from clue_core.runner import RunRequest, resolve_settings
@@ -71,7 +71,7 @@ class Plugin:
 
     @hookimpl
     def clue_models(self) -> list[ModelSpec]:
-        baseline = ModelSpec("other-baseline", "clue_core.baseline:create", ("classification",),
+        baseline = ModelSpec("other-baseline", "clue_builtin.baseline:create", ("classification",),
                              "the baseline under another name")
         picky = ModelSpec("picky", "tests.core.test_planning:create_picky", ("classification",),
                           "needs many training examples")

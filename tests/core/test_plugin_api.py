@@ -16,7 +16,8 @@ import clue_core.plugin as api
 from clue_core.kernel import Kernel
 
 ROOT = Path(__file__).parents[2]
-PLUGIN_PACKAGES = sorted(p for p in [*ROOT.glob("plugins/*/*"), *ROOT.glob("examples/*/*")]
+# clue_builtin ships in the root distribution but is a plugin like the rest: the boundary holds for it too
+PLUGIN_PACKAGES = sorted(p for p in [*ROOT.glob("plugins/*/*"), *ROOT.glob("examples/*/*"), ROOT / "clue_builtin"]
                          if p.is_dir() and (p / "__init__.py").exists())
 
 
@@ -33,7 +34,7 @@ def kernel_imports(path: Path) -> list[tuple[str, list[str]]]:
 
 def test_every_plugin_package_is_found():
     names = {p.name for p in PLUGIN_PACKAGES}
-    assert {"clue_tasks_classic", "clue_tasks_mrc", "clue_models_hf", "clue_example_plugin"} <= names
+    assert {"clue_builtin", "clue_tasks_classic", "clue_tasks_mrc", "clue_models_hf", "clue_example_plugin"} <= names
 
 
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
@@ -61,6 +62,24 @@ def test_every_public_name_resolves_and_hook_modules_stay_light():
     code = f"import sys, clue_core.plugin; print(sorted(m for m in {lazy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"  # importing the API to build specs loads none of them
+
+
+def test_the_builtin_plugin_is_outside_the_kernel_and_its_hooks_stay_light():
+    """The kernel's package holds no metric, writer or model (the built-in plugin is ``clue_builtin``),
+    the ``builtin`` entry point names that package, and listing it imports no example or I/O module."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    assert not [p.name for p in (ROOT / "clue_core").glob("*.py")
+                if p.stem in {"builtin", "baseline", "metrics", "writers"}]
+    point = next(ep for ep in entry_points(group="clue_core") if ep.name == "builtin")
+    assert point.value == "clue_builtin.hooks" and point.dist is not None and point.dist.name == "clue-core"
+    lazy = ("clue_core.examples", "clue_core.atomic", "clue_core.jsonio", "clue_builtin.baseline",
+            "clue_builtin.metrics", "clue_builtin.writers")
+    code = f"import sys, clue_builtin.hooks; print(sorted(m for m in {lazy!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def _wrong_value(setting) -> str:

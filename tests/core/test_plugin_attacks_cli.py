@@ -12,7 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.cli import cli
 from clue_core.kernel import Kernel
 from clue_core.plugin import CommandSpec, ReportSectionSpec, hookimpl

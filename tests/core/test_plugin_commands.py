@@ -43,7 +43,7 @@ class Sections:
 
 
 def _kernel(*plugins: tuple[object, str]) -> Kernel:
-    from clue_core import builtin
+    from clue_builtin import hooks as builtin
 
     kernel = Kernel(entrypoints=False, strict=False, disabled=())
     kernel.register(builtin, "builtin", distribution="clue-core")

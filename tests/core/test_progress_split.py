@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from clue_core.baseline import BaselineLearner
+from clue_builtin.baseline import BaselineLearner
 from clue_core.context import RunContext
 from clue_core.kernel import Kernel
 from clue_core.scoring import TaskScoring

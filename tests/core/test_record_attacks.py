@@ -305,8 +305,8 @@ def test_a_lone_surrogate_in_a_models_output_is_one_line_and_leaves_nothing(isol
     """UTF-8 cannot hold "\\ud800" (what a model decoding bytes badly returns): the encoder's
     UnicodeEncodeError was a traceback, and the staging folder stayed behind as if interrupted."""
     import clue_example_plugin.hooks as hooks
+    from clue_builtin.baseline import BaselineLearner
     from clue_core import runner
-    from clue_core.baseline import BaselineLearner
     from clue_core.plugin import ModelSpec, Prediction, hookimpl
 
     class Garbled(BaselineLearner):

@@ -69,7 +69,7 @@ class Reporting:
 
     @hookimpl
     def clue_models(self):
-        return [ModelSpec("reporting", "clue_core.baseline:create", ("classification",), "baseline, one more knob",
+        return [ModelSpec("reporting", "clue_builtin.baseline:create", ("classification",), "baseline, one more knob",
                           settings=(Setting("shots", int, 0, "demonstrations", report=True),))]
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from clue_builtin.baseline import BaselineLearner
 from clue_core import api
-from clue_core.baseline import BaselineLearner
 from clue_core.config import ArgumentError
 
 

@@ -176,7 +176,7 @@ class Leaky:
     def clue_models(self) -> list:
         from clue_core.plugin import ModelSpec
 
-        return [ModelSpec("leaky-model", "clue_core.baseline:make_learner", ("classification",), "leaks",
+        return [ModelSpec("leaky-model", "clue_builtin.baseline:make_learner", ("classification",), "leaks",
                           settings=(Setting("key_env", str, "CLUE_TEST_SECRET", "names the key", secret_env=True),))]
 
 

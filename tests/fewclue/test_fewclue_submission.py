@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from clue_builtin.writers import write_jsonl_labels
 from clue_core.examples import ClassificationExample, MultipleChoiceExample, Prediction
-from clue_core.writers import write_jsonl_labels
 from clue_tasks_fewclue.chid import read_answers, write_answers
 from tests.fewclue.helpers import NAMES, SPECS, SUBMISSION, raw_records
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.kernel import Kernel
 from clue_core.plugin import CLASSIFICATION, ClassificationExample, SplitData, TaskSpec, TestVersion, hookimpl
 

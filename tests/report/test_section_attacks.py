@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from clue_core import builtin
+from clue_builtin import hooks as builtin
 from clue_core.kernel import Kernel
 from clue_core.plugin import ReportSectionSpec, hookimpl
 

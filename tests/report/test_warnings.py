@@ -161,7 +161,7 @@ def test_records_that_disagree_with_the_data_are_not_matched_to_it(kernel, runs:
 
 
 def test_runs_of_tasks_not_installed_still_count(baseline_runs: Path, tmp_path: Path) -> None:
-    from clue_core import builtin
+    from clue_builtin import hooks as builtin
     from clue_core.kernel import Kernel
     from clue_tasks_classic import hooks as classic
 

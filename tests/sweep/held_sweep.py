@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clue_core import baseline
+from clue_builtin import baseline
 
 _fit = baseline.BaselineLearner.fit
 FREE = {int(seed) for seed in os.environ.get("SWEEP_HOLD_FREE_SEEDS", "").split(",") if seed.strip()}

@@ -59,7 +59,7 @@ def test_a_damaged_summary_says_how_to_rebuild_it_and_deleting_it_does(run_cli, 
 
 
 def test_a_submit_json_left_by_an_earlier_file_is_removed_when_nothing_is_best(run_cli, tmp_path, monkeypatch):
-    from clue_core import baseline
+    from clue_builtin import baseline
 
     out = tmp_path / "out"
     assert run_cli("sweep", baseline_sweep(tmp_path / "s.toml", [1]), "-o", out, "--workers", "0").exit_code == 0

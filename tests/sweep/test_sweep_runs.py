@@ -110,7 +110,7 @@ def test_a_failed_trial_is_recorded_and_the_others_go_on(run_cli, tmp_path):
 
 
 def test_ctrl_c_keeps_finished_trials_and_the_rerun_resumes_the_interrupted_one(run_cli, tmp_path, monkeypatch):
-    from clue_core import baseline
+    from clue_builtin import baseline
 
     fit = baseline.BaselineLearner.fit
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from clue_core.examples import Example, MetricResult, Prediction, gold_of
+from clue_core.plugin import Example, MetricResult, Prediction, gold_of
 
 
 def _pairs(examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> list[tuple[object, object]]:

@@ -12,10 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.atomic import atomic_open, write_json
-from clue_core.errors import InputError
-from clue_core.examples import Example, ExampleId, Prediction
-from clue_core.jsonio import iter_jsonl
+from clue_core.plugin import Example, ExampleId, InputError, Prediction, atomic_open, iter_jsonl, write_json
 
 
 def _check_aligned(examples: Sequence[Example], predictions: Sequence[Prediction]) -> None:
