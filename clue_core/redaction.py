@@ -67,7 +67,8 @@ _bytes_pattern: re.Pattern[bytes] | None = None
 def forms(value: str) -> set[str]:
     """``value`` as other writers may have serialised it: raw, JSON (both ways), repr, HTML, URL."""
     found = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], repr(value)[1:-1],
-             html.escape(value), urllib.parse.quote(value, safe="")}
+             html.escape(value), urllib.parse.quote(value, safe=""), urllib.parse.quote(value),  # a path's '/' kept
+             urllib.parse.quote_plus(value)}  # a query string or form (a blank as '+')
     return {form for form in found if len(form) >= MIN_LENGTH}
 
 

@@ -79,7 +79,8 @@ def test_values_keys_lists_and_numbers_are_redacted() -> None:
     repr,
     lambda s: __import__("html").escape(s),
     lambda s: __import__("urllib.parse").parse.quote(s, safe=""),
-], ids=["raw", "json", "json-ascii", "repr", "html", "url"])
+    lambda s: __import__("urllib.parse").parse.quote(s),  # the default keeps '/': a URL's path
+], ids=["raw", "json", "json-ascii", "repr", "html", "url", "url-path"])
 def test_a_secret_is_caught_however_it_was_serialised(dump) -> None:
     redaction.register(ODD)
     text = f"before {dump(ODD)} after"
@@ -313,3 +314,11 @@ def test_an_existing_path_is_not_a_secret_but_a_declared_one_is(monkeypatch, tmp
     monkeypatch.setenv("OPENAI_API_KEY", "/declared/by-a-plugin")  # api_key_env's default: always a secret
     Kernel()
     assert redaction.redact_text("keys/deploy-2026 /declared/by-a-plugin") == "keys/deploy-2026 ***"
+
+
+def test_a_secret_with_a_blank_is_caught_in_a_query_string() -> None:
+    import urllib.parse
+
+    redaction.register("my secret pass/42")
+    query = urllib.parse.urlencode({"key": "my secret pass/42"})  # key=my+secret+pass%2F42
+    assert redaction.redact_text(f"GET /v1?{query}") == "GET /v1?key=***"
