@@ -144,8 +144,9 @@ def credential_value(value: str) -> bool:
     return True
 
 
-#: An undeclared ``*_KEY`` value that is no credential: a path, or a word of one case's letters.
-_PLAIN_VALUE = re.compile(r"(?:[/~]|\.{1,2}[/\\]|[A-Za-z]:[/\\]).*|[a-z]+|[A-Z]+", re.DOTALL)
+#: An undeclared ``*_KEY`` value that is no credential: a path, or a word of one case's letters (up to 19 of
+#: them: a longer run of letters is more likely a generated token than a word).
+_PLAIN_VALUE = re.compile(r"(?:[/~]|\.{1,2}[/\\]|[A-Za-z]:[/\\]).*|[a-z]{1,19}|[A-Z]{1,19}", re.DOTALL)
 
 
 def register_kernel(kernel: Any) -> None:

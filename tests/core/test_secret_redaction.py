@@ -298,9 +298,10 @@ def test_an_undeclared_credential_variable_holding_a_path_number_or_word_is_not_
 
     monkeypatch.setenv("CLUE_TEST_SSL_KEY", value)  # hidden, every path under it and every 'accuracy' was ***
     monkeypatch.setenv("CLUE_TEST_GITHUB_TOKEN", "ghp_0123456789abcdef")
+    monkeypatch.setenv("CLUE_TEST_SERVICE_KEY", "qwhzxkplmnbvcxzasdfghjkl")  # 24 letters: a token, not a word
     Kernel()
-    text = f"{value}/tnews accuracy 12345678 ghp_0123456789abcdef"
-    assert redaction.redact_text(text) == f"{value}/tnews accuracy 12345678 ***"
+    text = f"{value}/tnews accuracy 12345678 ghp_0123456789abcdef qwhzxkplmnbvcxzasdfghjkl"
+    assert redaction.redact_text(text) == f"{value}/tnews accuracy 12345678 *** ***"
 
 
 def test_an_existing_path_is_not_a_secret_but_a_declared_one_is(monkeypatch, tmp_path: Path) -> None:
