@@ -15,6 +15,8 @@ bar on a terminal, a plain line every ~15 s in a log, nothing on other processes
 credentials in the environment that settings declare with ``env`` or ``secret_env``) by ``***``;
 ``write_json``, ``write_jsonl`` and ``atomic_open`` already apply them, so a plugin needs them only
 for what it writes or sends some other way (an SQLite cache, a subprocess).
+``Registry`` (:mod:`clue_core.registry`) types the kernel a command finds in its click context:
+the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer`` lookups, nothing more.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from clue_core.errors import ClueError, DataError, InputError
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.registry import Registry
 from clue_core.specs import (
     MODEL_FILE,
     CommandSpec,
@@ -146,6 +149,7 @@ __all__ = [
     "Progress",
     "Prompt",
     "PublishedScore",
+    "Registry",
     "Repeat",
     "ReportSectionSpec",
     "RunContext",

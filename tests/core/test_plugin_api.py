@@ -82,6 +82,27 @@ def test_the_builtin_plugin_is_outside_the_kernel_and_its_hooks_stay_light():
     assert result.stdout.strip() == "[]"
 
 
+def test_the_kernel_is_the_registry_commands_are_typed_with():
+    """``clue_core.plugin.Registry`` names what a command may ask of the kernel: the kernel has every
+    member (so renaming one breaks here, not in a plugin), the lookups keep their one-line refusal,
+    and no first-party plugin takes the kernel untyped any more."""
+    import inspect
+
+    from clue_core.errors import UnknownNameError
+
+    kernel = Kernel(strict=False)
+    assert isinstance(kernel, api.Registry)
+    members = {name for name, _ in inspect.getmembers(api.Registry) if not name.startswith("_")}
+    assert members == {"tasks", "models", "metrics", "writers", "report_sections", "owner", "strict",
+                       "task", "metric", "writer"}
+    assert kernel.task("AFQMC") is kernel.tasks["afqmc"]
+    with pytest.raises(UnknownNameError, match="unknown metric 'no-such'"):
+        kernel.metric("no-such")
+    untyped = [f"{f.relative_to(ROOT)}:{n}" for package in PLUGIN_PACKAGES for f in package.rglob("*.py")
+               for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if "kernel: Any" in line]
+    assert not untyped
+
+
 def _wrong_value(setting) -> str:
     if setting.type is str:
         return "not-one-of-the-choices" if setting.choices else None  # type: ignore[return-value]

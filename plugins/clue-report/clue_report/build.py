@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, TaskSpec, __version__
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, Registry, TaskSpec, __version__
 from clue_report import error_analysis, stats
 from clue_report.collect import Collected, Run, collect
 from clue_report.explorer import DEFAULT_EXAMPLES, Feed, feeding
@@ -68,7 +68,7 @@ def analyse(task: TaskSpec, scored: Scored, primary: str, seed: int) -> dict[str
     return analysis
 
 
-def _run_entry(kernel: Any, number: int, run: Run, task: TaskSpec | None, data: DevData, seed: int,
+def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | None, data: DevData, seed: int,
                resamples: int, warnings: list[str], feed: Feed) -> dict[str, Any]:
     metrics = run.metrics
     dev = {k: float(v) for k, v in (metrics.get("dev") or {}).items() if isinstance(v, (int, float))}
@@ -155,7 +155,7 @@ def _order_tasks(members: dict[str, list[str]], present: Sequence[str]) -> list[
     return list(dict.fromkeys([*ordered, *present]))
 
 
-def build_report(kernel: Any, paths: Sequence[Path], *, seed: int = stats.SEED,
+def build_report(kernel: Registry | None, paths: Sequence[Path], *, seed: int = stats.SEED,
                  resamples: int = stats.RESAMPLES, examples: int = DEFAULT_EXAMPLES
                  ) -> tuple[dict[str, Any], list[Section]]:
     """Everything the report shows, as JSON-ready data, and the plugin sections built into it

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, format_table, printable
+from clue_core.plugin import ClueError, Registry, format_table, printable
 from clue_report import stats
 from clue_report.build import build_report
 from clue_report.explorer import DEFAULT_EXAMPLES
@@ -24,7 +24,7 @@ from clue_report.sections import summary_lines
 from clue_report.summary import summary_text
 
 
-def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
+def write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
                  seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True,
                  force: bool = False, examples: int = DEFAULT_EXAMPLES) -> dict[str, Any]:
     """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
@@ -40,7 +40,7 @@ def write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, *, font: 
         return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force, examples)
 
 
-def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: str | None, seed: int,
+def _write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, font: str | None, seed: int,
                   resamples: int, charts: bool, force: bool, examples: int) -> dict[str, Any]:
     """:func:`write_report` once the folder is held: check, build, render, write."""
     replaced = check_replaceable(output_dir, force)
@@ -66,7 +66,7 @@ def _write_report(kernel: Any, paths: Sequence[Path], output_dir: Path, font: st
     return report
 
 
-def report_command(kernel: Any, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
+def report_command(kernel: Registry, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
                    force: bool = False, examples: int = DEFAULT_EXAMPLES) -> str:
     """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given),
     with every control character escaped (:func:`shown`)."""
@@ -85,7 +85,7 @@ def shown(text: str, as_json: bool) -> str:
     return printable(text, lines=True)
 
 
-def _report_text(kernel: Any, paths: Sequence[Path], output_dir: Path | None, as_json: bool, force: bool,
+def _report_text(kernel: Registry, paths: Sequence[Path], output_dir: Path | None, as_json: bool, force: bool,
                  examples: int) -> str:
     if output_dir is None:
         return summary_text(kernel, paths, as_json)

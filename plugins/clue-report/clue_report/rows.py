@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from clue_core.plugin import Registry
 from clue_report.groups import average_groups
 from clue_report.stats import spread
 
@@ -43,7 +44,7 @@ def human_count(count: int | None) -> str:
     return str(count)
 
 
-def model_facts(kernel: Any, manifest: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+def model_facts(kernel: Registry | None, manifest: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
     """Kind, size and parameter count of a run's model (from its spec when installed)."""
     spec = kernel.models.get(manifest.get("model_spec") or "") if kernel is not None else None
     category = metrics.get("model_category") or (spec.category if spec else "") or ""

@@ -28,6 +28,7 @@ from clue_core.plugin import (
     MetricResult,
     MultipleChoiceExample,
     Prediction,
+    Registry,
     SpanExample,
     TaskSpec,
     gold_of,
@@ -117,7 +118,7 @@ def _aligned(task: TaskSpec, run: Run, data: DevData, notes: list[str]) -> tuple
     return rebuilt, False
 
 
-def score_run(kernel: Any, task: TaskSpec, run: Run, data: DevData) -> Scored | None:
+def score_run(kernel: Registry, task: TaskSpec, run: Run, data: DevData) -> Scored | None:
     """Per-example values of every metric of ``task`` on ``run``'s dev predictions, or None
     when the run has no prediction records."""
     if not run.records:

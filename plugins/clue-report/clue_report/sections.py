@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, ReportSectionSpec, resolve
+from clue_core.plugin import ClueError, Registry, ReportSectionSpec, resolve
 from clue_report.collect import plain_name
 from clue_report.kit import Chart, Kit
 
@@ -54,7 +54,7 @@ class Section:
                 "plugin": self.plugin, "files": [str(f) for f in self.files]}
 
 
-def registered(kernel: Any) -> list[tuple[ReportSectionSpec, str]]:
+def registered(kernel: Registry | None) -> list[tuple[ReportSectionSpec, str]]:
     """``(spec, plugin)`` of every registered section, in page order."""
     specs = dict(getattr(kernel, "report_sections", None) or {}) if kernel is not None else {}
     owner = getattr(kernel, "owner", {}) or {}
@@ -70,12 +70,12 @@ def _order(spec: ReportSectionSpec) -> float:
     return float(order) if ok else 100.0
 
 
-def input_names(kernel: Any) -> tuple[str, ...]:
+def input_names(kernel: Registry | None) -> tuple[str, ...]:
     """Every file name some registered section reads, so the report looks for them among its paths."""
     return tuple(dict.fromkeys(name for spec, _ in registered(kernel) for name in spec.inputs if plain_name(name)))
 
 
-def _call(kernel: Any, section: Section, what: str, *args: Any) -> Any:
+def _call(kernel: Registry | None, section: Section, what: str, *args: Any) -> Any:
     """Call the section's ``build``/``html``/``markdown``; failures other than ClueError name the plugin."""
     ref = getattr(section.spec, what)
     try:
@@ -90,7 +90,7 @@ def _call(kernel: Any, section: Section, what: str, *args: Any) -> Any:
                         f"({type(exc).__name__}: {exc})") from exc
 
 
-def build_sections(kernel: Any, inputs: Sequence[Path], report: dict[str, Any]) -> list[Section]:
+def build_sections(kernel: Registry | None, inputs: Sequence[Path], report: dict[str, Any]) -> list[Section]:
     """Build every section that has something to read; store each one's data in ``report`` (and its
     warnings in ``report["warnings"]``) and return them, in page order."""
     built = []
@@ -147,7 +147,7 @@ def _check_json(section: Section) -> None:
                         f"{section.spec.build} returned data report.json cannot hold ({reason})") from None
 
 
-def render_html(kernel: Any, sections: Sequence[Section], font: Any, charts: list[Chart]
+def render_html(kernel: Registry | None, sections: Sequence[Section], font: Any, charts: list[Chart]
                 ) -> list[tuple[str, str, str]]:
     """``(name, title, body)`` per section; the charts the sections draw are appended to ``charts``."""
     rendered = []
@@ -160,7 +160,7 @@ def render_html(kernel: Any, sections: Sequence[Section], font: Any, charts: lis
     return rendered
 
 
-def render_markdown(kernel: Any, sections: Sequence[Section]) -> list[tuple[str, list[str]]]:
+def render_markdown(kernel: Registry | None, sections: Sequence[Section]) -> list[tuple[str, list[str]]]:
     """``(title, lines)`` per section that renders Markdown (no charts: report.md has none)."""
     rendered = []
     for section in sections:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import METRICS, ClueError, format_table
+from clue_core.plugin import METRICS, ClueError, Registry, format_table
 from clue_report.collect import Run, collect, input_files, score_of
 from clue_report.groups import leaderboard_members, merge_members
 from clue_report.published import run_usage
@@ -23,7 +23,7 @@ from clue_report.rows import build_rows, data_version, extra_fields, model_facts
 from clue_report.sections import input_names, registered
 
 
-def row_entry(kernel: Any, number: int, run: Run) -> dict[str, Any]:
+def row_entry(kernel: Registry | None, number: int, run: Run) -> dict[str, Any]:
     """The fields :func:`build_rows` reads, without re-scoring anything (the summary shows scores only)."""
     metrics = run.metrics
     return {
@@ -40,7 +40,7 @@ def row_entry(kernel: Any, number: int, run: Run) -> dict[str, Any]:
     }
 
 
-def summary_rows(kernel: Any, runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str]]:
+def summary_rows(kernel: Registry, runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str]]:
     """``[{"label", "groups"}]`` per row, as the HTML report forms them, and the notes on runs left out."""
     entries = [row_entry(kernel, n, run) for n, run in enumerate(runs, 1)]
     members = merge_members(leaderboard_members(kernel.tasks.values()),
@@ -58,7 +58,7 @@ def _group_line(name: str, group: dict[str, Any]) -> str:
     return f"{name}: {group['score']:.2f}{split} over {', '.join(group['tasks'])}{missing}"
 
 
-def _refuse_section_files(kernel: Any, paths: Sequence[Path]) -> None:
+def _refuse_section_files(kernel: Registry, paths: Sequence[Path]) -> None:
     """A section's file alone (a SuperCLUE comparison.json) has no scores to print: its view is in the
     HTML report, so the summary says to add -o rather than 'no runs here'."""
     for spec, _ in registered(kernel):
@@ -68,7 +68,7 @@ def _refuse_section_files(kernel: Any, paths: Sequence[Path]) -> None:
                 raise ClueError(f"{path}: {files[0].name} ({spec.title}) is shown in the HTML report: add -o DIR")
 
 
-def summary_text(kernel: Any, paths: Sequence[Path], as_json: bool) -> str:
+def summary_text(kernel: Registry, paths: Sequence[Path], as_json: bool) -> str:
     """The terminal report: each run's primary score and each row's group averages (a section's files
     among the paths are left to the HTML report)."""
     _refuse_section_files(kernel, paths)

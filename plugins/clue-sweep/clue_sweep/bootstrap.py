@@ -33,6 +33,7 @@ from clue_core.plugin import (
     MetricResult,
     MultipleChoiceExample,
     Prediction,
+    Registry,
     SpanExample,
     read_run,
     resolve,
@@ -86,7 +87,7 @@ class Side:
                                 "they were not run on the same data")
 
 
-def _metric(kernel: Any, task: Any, name: str) -> tuple[Any, dict[str, Any]]:
+def _metric(kernel: Registry, task: Any, name: str) -> tuple[Any, dict[str, Any]]:
     """The compute function of the task's metric that produces ``name``, and its setting defaults."""
     for metric_name in task.metrics:
         spec = kernel.metric(metric_name)
@@ -105,7 +106,7 @@ def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | N
     return dict(result), {}
 
 
-def compare(kernel: Any, runs_a: Sequence[Path], runs_b: Sequence[Path], *, samples: int | None = None,
+def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *, samples: int | None = None,
             seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """The paired bootstrap of side A against side B (see the module's docstring)."""
     import numpy as np

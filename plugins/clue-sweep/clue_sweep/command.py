@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from clue_core.plugin import ClueError, api
+from clue_core.plugin import ClueError, Registry, api
 from clue_sweep import interrupts
 from clue_sweep import summary as summary_file
 from clue_sweep.lock import LOCK, sweep_lock
@@ -30,7 +30,7 @@ from clue_sweep.trials import Trial, config_text, expand, is_complete, plan_tria
 from clue_sweep.worker import LOG
 
 
-def _kernel(ctx: click.Context) -> Any:
+def _kernel(ctx: click.Context) -> Registry:
     kernel = (ctx.find_root().obj or {}).get("kernel")
     if kernel is None:
         raise ClueError("the sweep command runs as 'clue-core sweep' (it needs clue-core's plugin kernel)")
@@ -65,7 +65,7 @@ def check_output_dir(root: Path) -> None:
                             "(a new or empty one)")
 
 
-def reuse_finished(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Any) -> dict[str, dict[str, Any]]:
+def reuse_finished(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Registry) -> dict[str, dict[str, Any]]:
     """The results of the trials already complete, read back through the kernel's ``--resume``.
 
     It checks that each was made with the model, seed, data and schedule this file gives it; a
@@ -124,7 +124,7 @@ def _duration(seconds: float) -> str:
         f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
 
 
-def best_against_runner_up(kernel: Any, data: dict[str, Any], root: Path) -> dict[str, Any]:
+def best_against_runner_up(kernel: Registry, data: dict[str, Any], root: Path) -> dict[str, Any]:
     """Per task, the paired bootstrap of the best configuration's seeds against the runner-up's."""
     from clue_sweep.bootstrap import compare
 
@@ -185,7 +185,7 @@ def sweep(ctx: click.Context, sweep_file: Path, output_dir: Path, executor: str,
         _run(ctx, kernel, spec, trials, root, executor, workers, address)
 
 
-def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], root: Path, executor: str,
+def _run(ctx: click.Context, kernel: Registry, spec: SweepSpec, trials: list[Trial], root: Path, executor: str,
          workers: int, address: str | None) -> None:
     """The sweep proper, under its folder's lock: reuse what finished, run the rest, summarise.
 
@@ -209,7 +209,7 @@ def _run(ctx: click.Context, kernel: Any, spec: SweepSpec, trials: list[Trial], 
         ctx.exit(130)
 
 
-def _sweep(kernel: Any, spec: SweepSpec, trials: list[Trial], root: Path, executor: str, workers: int,
+def _sweep(kernel: Registry, spec: SweepSpec, trials: list[Trial], root: Path, executor: str, workers: int,
            address: str | None, summary: summary_file.Summary, say: Any) -> None:
     finished = reuse_finished(spec, trials, root, kernel)
     for result in finished.values():

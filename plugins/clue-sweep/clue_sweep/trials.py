@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, api, read_manifest
+from clue_core.plugin import ClueError, Registry, api, read_manifest
 from clue_sweep.spec import Scalar, SweepSpec
 
 #: Longer ids are cut and hashed: a file name holds 255 bytes; the run folder and its staging name go under it.
@@ -115,7 +115,7 @@ def run_arguments(spec: SweepSpec, trial: Trial, root: Path) -> dict[str, Any]:
             "resume": True}
 
 
-def plan_trials(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Any) -> None:
+def plan_trials(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Registry) -> None:
     """Have the kernel plan each task × model × grid point once; the first refusal stops the sweep.
 
     A task that plans to more than one run (a repeat, FewCLUE's ``split=all``) is refused: sweep

@@ -1,0 +1,63 @@
+"""What a plugin command may ask of the kernel: :class:`Registry`, re-exported by :mod:`clue_core.plugin`.
+
+A command finds the kernel in its click context (``ctx.find_root().obj["kernel"]``) and used to
+receive it as ``Any``, so nothing said which of the kernel's attributes were a contract and
+which were internals a refactoring could rename. This protocol names exactly what the
+first-party commands use: the registries of tasks, models, metrics, submission writers and
+report sections, who registered each name (``owner``, for messages), ``strict`` (re-raise for
+plugin authors) and the lookups that turn an unknown name into a one-line error with a
+suggestion. Planning or running a run is ``api.plan(..., kernel=registry)`` /
+``api.run(..., kernel=registry)``, which take this same object. :class:`clue_core.kernel.Kernel`
+satisfies it (``tests/core/test_plugin_api.py`` checks), so adding a member here is a promise to
+every plugin, and removing one from the kernel breaks that test first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from clue_core.specs import MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
+
+
+@runtime_checkable
+class Registry(Protocol):
+    """The kernel as a plugin command sees it: read-only registries and name lookups."""
+
+    @property
+    def tasks(self) -> Mapping[str, TaskSpec]:
+        """Every registered task by name."""
+
+    @property
+    def models(self) -> Mapping[str, ModelSpec]:
+        """Every registered model (or model family, ``hf``) by name."""
+
+    @property
+    def metrics(self) -> Mapping[str, MetricSpec]:
+        """Every registered metric by name."""
+
+    @property
+    def writers(self) -> Mapping[str, SubmissionWriterSpec]:
+        """Every registered submission writer by name."""
+
+    @property
+    def report_sections(self) -> Mapping[str, ReportSectionSpec]:
+        """Every registered ``clue-core report`` section by name."""
+
+    @property
+    def owner(self) -> Mapping[tuple[str, str], str]:
+        """``(registry, name) -> plugin name``, to name the plugin in a message about its spec."""
+
+    @property
+    def strict(self) -> bool:
+        """Whether a plugin's failure re-raises with its traceback (``CLUE_STRICT_PLUGINS``)."""
+
+    def task(self, name: str) -> TaskSpec:
+        """The task ``name`` (case-insensitive); an unknown name raises ``UnknownNameError`` (a ``ClueError``)."""
+
+    def metric(self, name: str) -> MetricSpec:
+        """The metric ``name``; an unknown name raises ``UnknownNameError``."""
+
+    def writer(self, name: str) -> SubmissionWriterSpec:
+        """The submission writer ``name``; an unknown name raises ``UnknownNameError``."""
