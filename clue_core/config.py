@@ -31,6 +31,18 @@ if TYPE_CHECKING:
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
 
+#: The largest seed every backend takes (numpy's legacy seeding, which accelerate's ``set_seed`` calls):
+#: the one bound of a seed, for ``run`` (planning, so ``--dry-run`` too), a config file, sweeps and pretraining.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: int) -> None:
+    """Refuse a seed some backend refuses: accelerate and numpy raised a traceback from inside the
+    learner for -5 or 2**32, torch for a 23-digit one, after the run's staging folder was made."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ClueError(f"seed must be a whole number from 0 to {MAX_SEED} (--seed, or seed in the config file), "
+                        f"got {seed}")
+
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """Parse and check a config file; errors name the file, the line where known, and the key."""
@@ -92,6 +104,8 @@ def _check(path: Path, data: dict[str, Any]) -> None:
             raise InputError(path, "expected a table/mapping", field=f"task.{name}")
     if "seed" in data and (not isinstance(data["seed"], int) or isinstance(data["seed"], bool)):
         raise InputError(path, "expected an integer", field="seed")
+    if "seed" in data and not 0 <= data["seed"] <= MAX_SEED:
+        raise InputError(path, f"expected a whole number from 0 to {MAX_SEED}, got {data['seed']}", field="seed")
     if "limit" in data and (not isinstance(data["limit"], int) or isinstance(data["limit"], bool)):
         raise InputError(path, "expected an integer", field="limit")
     for key in ("model", "output_dir", "data_dir", "cache"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import data
+from clue_core.config import check_seed
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
 from clue_core.inner_models import in_namespace
@@ -236,6 +237,7 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
                         "--overwrite discards it and starts over")
     if request.limit is not None and request.limit < 1:
         raise ClueError(f"--limit must be at least 1, got {request.limit}")
+    check_seed(request.seed)  # here, not at run time: --dry-run and a sweep's planning refuse it too
     tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
     model, argument = kernel.model(request.model)
     for task in tasks:

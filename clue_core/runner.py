@@ -118,17 +118,10 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
 # -- running -----------------------------------------------------------------------------
 
 
-#: The largest seed every backend takes (numpy's legacy seeding, which accelerate's ``set_seed`` calls).
-MAX_SEED = 2**32 - 1
-
-
 def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskResult]:
     # before anything is written or echoed: every declared credential in the environment as it is now
     # (a kernel loaded earlier saw an older one), then the keys this run's backends will read
     redaction.register_kernel(kernel)
-    if not 0 <= request.seed <= MAX_SEED:  # accelerate and numpy refuse others: a traceback, a staging folder left
-        raise ClueError(f"seed must be a whole number from 0 to {MAX_SEED} (--seed, or seed in the config file), "
-                        f"got {request.seed}")
     try:
         model, argument, output_dir, plans = plan_run(kernel, request)
     except BaseException as exc:
