@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import InputError
+from clue_core.plugin import MAX_SEED, InputError
 
 Scalar = str | int | float | bool
 
@@ -80,8 +80,11 @@ def _seeds(path: Path, data: dict[str, Any]) -> tuple[int, ...]:
     seeds = data.get("seeds", list(DEFAULT_SEEDS))
     if _is_int(seeds):
         seeds = [seeds]
-    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) and s >= 0 for s in seeds):
-        raise InputError(path, "expected a non-empty list of non-negative integers", field="seeds")
+    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
+        raise InputError(path, "expected a non-empty list of whole numbers", field="seeds")
+    wrong = next((s for s in seeds if not 0 <= s <= MAX_SEED), None)  # the run's range: numpy refuses others
+    if wrong is not None:
+        raise InputError(path, f"seed {wrong} is not a whole number from 0 to {MAX_SEED}", field="seeds")
     if len(set(seeds)) != len(seeds):
         raise InputError(path, f"seed {next(s for s in seeds if seeds.count(s) > 1)} is listed twice", field="seeds")
     return tuple(seeds)
