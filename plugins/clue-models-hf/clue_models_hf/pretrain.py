@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import ClueError, write_json
+from clue_core.plugin import MAX_SEED, ClueError, write_json
 from clue_models_hf import corpus
 from clue_models_hf.pretrain_settings import PretrainSettings, resolve, schedule_names
 
@@ -141,6 +141,8 @@ def pretrain(corpus_dir: Path, model: str, output: Path, pairs: Sequence[str] = 
     """Run one pre-training; returns what ``metrics.json`` holds."""
     from clue_models_hf.pretrain_model import check_length, check_model, parse_model
 
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:  # set_seed's traceback
+        raise ClueError(f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}")  # after OUT was locked
     corpus_dir, output = Path(corpus_dir).resolve(), Path(output)
     kind, _ = parse_model(model)
     values = resolve(pairs, tiny=kind == "tiny")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from clue_core.plugin import ClueError, FiniteFloat
+from clue_core.plugin import MAX_SEED, ClueError, FiniteFloat
 
 PRETRAIN_HELP = """Pre-train an encoder with whole-word masked-LM on a corpus folder.
 
@@ -30,7 +30,8 @@ training/ (checkpoints). Ctrl-C or SIGTERM writes a checkpoint first; --resume c
 @click.option("--output", "-o", "output", required=True, type=click.Path(path_type=Path), help="Output folder.")
 @click.option("--set", "pairs", multiple=True, metavar="NAME=VALUE",
               help="A setting (repeatable); --list-settings shows them.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seeds the model, batch order and masks.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=42, show_default=True,  # numpy refuses others
+              help="Seeds the model, batch order and masks.")
 @click.option("--resume", is_flag=True, help="Continue the run in OUT from its newest checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the pre-training run in OUT.")
 @click.option("--list-settings", is_flag=True, is_eager=True, expose_value=False, help="List the settings and exit.",
