@@ -377,4 +377,3 @@ def test_random_replacements_and_masks_never_touch_special_tokens() -> None:
     assert (inputs[at_special] == originals[at_special]).all() and (labels[at_special] == -100).all()
     replaced = (inputs != originals) & (inputs != tokenizer.mask_token_id)
     assert replaced.sum() > 50 and not np.isin(inputs[replaced], list(special)).any()
-
