@@ -21,6 +21,10 @@ from clue_core.plugin import Setting
 MODES = ("loglikelihood", "generate")
 SCORES = ("sum", "mean", "ppl")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+#: The most ``max_new_tokens`` (and ``thinking_tokens``) a run may ask for: a bound declared, so an absurd
+#: value is refused at planning; llm-tiny never writes an end-of-sequence token, so
+#: ``max_new_tokens=99999999999999999999`` generated for as long as the machine let it.
+MAX_TOKENS = 32768
 
 
 def _key(name: str, kind: type, default: Any, help: str, **more: Any) -> Setting:
@@ -41,9 +45,10 @@ COMMON: tuple[Setting, ...] = (
          report=True),
     _key("thinking", bool, False, "reasoning models: switch thinking on where the chat template has a switch "
          "(enable_thinking); <think>…</think> is always stripped before answers are extracted", report=True),
-    _key("max_new_tokens", int, 64, "generate: most tokens of the answer (after any thinking)", minimum=1),
+    _key("max_new_tokens", int, 64, "generate: most tokens of the answer (after any thinking)", minimum=1,
+         maximum=MAX_TOKENS),
     _key("thinking_tokens", int, 2048, "generate: most tokens inside <think>…</think>; then the block is closed "
-         "and the answer begins", minimum=0),
+         "and the answer begins", minimum=0, maximum=MAX_TOKENS),
     _key("stop", str, "\\n", "generate: strings that end an answer, separated by | (\\n is a newline, \\| a "
          "bar; empty: only the end-of-sequence token); checked after the answer's first character"),
     _key("temperature", float, 0.0, "generate: 0 is greedy (the default); above 0 samples with the run's seed",
