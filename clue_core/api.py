@@ -95,15 +95,18 @@ def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: P
          sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
          seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
          resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-         splits: str | Sequence[str] | None = None, kernel: Kernel | None = None) -> list[dict[str, Any]]:
+         splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
+         override_sources: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """``clue-core run --dry-run``: what would run, with every resolved setting and its source; the
-    arguments are :func:`run`'s."""
+    arguments are :func:`run`'s, and ``override_sources`` names where an override came from where that
+    is not ``--set`` (a sweep's ``[grid] in s.toml``), in the sources shown and in errors."""
     from clue_core import runner
     from clue_core.config import run_request
 
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits)
+                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits,
+                          override_sources=override_sources)
     return runner.dry_run_plan(_kernel(kernel), request)
 
 

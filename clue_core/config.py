@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from clue_core.errors import ClueError, InputError
 
 if TYPE_CHECKING:
     from clue_core.planning import RunRequest
+    from clue_core.settings import Layer
 
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
@@ -115,6 +116,20 @@ def _check(path: Path, data: dict[str, Any]) -> None:
         raise InputError(path, "expected true or false", field="sample")
 
 
+def override_layers(overrides: Mapping[str, Any], sources: Mapping[str, str],
+                    keep: Callable[[str], bool] | None = None) -> list[Layer]:
+    """The overrides that ``keep`` takes, one settings layer per source (``--set`` unless ``sources``
+    names another): a sweep's ``[settings]`` and ``[grid]`` values reach the kernel as overrides, and
+    an error about one named ``(--set)``, an option the user never gave, instead of the sweep file's table."""
+    from clue_core.settings import Layer
+
+    by_source: dict[str, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        if keep is None or keep(key):
+            by_source.setdefault(sources.get(key, "--set"), {})[key] = value
+    return [Layer(source, values, user=True) for source, values in by_source.items()]
+
+
 def parse_override(text: str) -> tuple[str, str]:
     """``key=value``; the value stays text until its declaration converts it (``1e-4``, ``true``)."""
     key, sep, raw = text.partition("=")
@@ -129,7 +144,8 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
                 seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
                 resume: bool = False, overwrite: bool = False, limit: int | None = None,
                 cache_dir: str | Path | None = None, command: Sequence[str] = (),
-                splits: str | Sequence[str] | None = None) -> RunRequest:
+                splits: str | Sequence[str] | None = None, override_sources: Mapping[str, str] | None = None
+                ) -> RunRequest:
     """The one place where a config file and the options given beside it become a run request.
 
     The ``run`` command and :func:`clue_core.api.run` both call it, so a flag wins over the
@@ -171,6 +187,7 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         settings=dict(config.get("settings", {})),
         task_settings={k.lower(): dict(v) for k, v in config.get("task", {}).items()},
         overrides=typed,
+        override_sources=dict(override_sources or {}),
         config_file=str(config_file) if config_file else None,
         limit=limit if limit is not None else config.get("limit"),
         cache_dir=Path(cache_dir) if cache_dir is not None else None,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import data
-from clue_core.config import check_seed
+from clue_core.config import check_seed, override_layers
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
 from clue_core.inner_models import in_namespace
@@ -55,6 +55,7 @@ class RunRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     task_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
+    override_sources: dict[str, str] = field(default_factory=dict)  # an override's source label if not --set
     config_file: str | None = None
     no_train: bool = False
     resume: bool = False
@@ -146,7 +147,8 @@ def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSp
     if strangers:
         raise ClueError(f"config file: table [task.{strangers[0]}] names a task that is not in this run")
     config = f"config file {request.config_file}" if request.config_file else "config file"
-    general = [Layer(f"{config} [settings]", request.settings, user=True), Layer("--set", request.overrides, user=True)]
+    general = [Layer(f"{config} [settings]", request.settings, user=True),
+               *override_layers(request.overrides, request.override_sources)]
     every_name = sorted({name for own in declared.values() for name in own})
     for layer in general:
         for key in layer.values:
@@ -158,7 +160,7 @@ def resolve_settings(kernel: Kernel, request: RunRequest, tasks: Sequence[TaskSp
         users = [
             Layer(general[0].source, {k: v for k, v in request.settings.items() if _reads(own, k)}, user=True),
             Layer(f"{config} [task.{task.name}]", request.task_settings.get(task.name, {}), user=True),
-            Layer("--set", {k: v for k, v in request.overrides.items() if _reads(own, k)}, user=True),
+            *override_layers(request.overrides, request.override_sources, lambda k, own=own: _reads(own, k)),
         ]
         plugins = plugin_layers(task, model, request.model)
         # the values of model-naming settings (judge=...) decide which nested declarations exist

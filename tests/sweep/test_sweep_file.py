@@ -138,3 +138,17 @@ def test_a_model_folder_that_is_a_file_is_refused_and_a_hub_id_is_left_to_the_mo
 
     hub = load_sweep(write_sweep(tmp_path / "h.toml", tasks=["afqmc"], models=["hf:hfl/rbt3"], seeds=[1]))
     assert hub.models == ("hf:hfl/rbt3",)  # a hub id (no folder of that name here) is the model plugin's to find
+
+
+
+@pytest.mark.parametrize(("table", "value", "point"), [("grid", "[0.0, nan]", "temperature=nan"),
+                                                    ("settings", "nan", "default")])
+def test_a_refused_value_names_the_sweep_files_table_not_set(run_cli, tmp_path, table, value, point):
+    """The sweep's values reach the kernel as overrides, and the error said ``(--set)``, an option
+    nobody gave; it names the table and the file now."""
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'tasks = ["tnews"]\nmodels = ["llm-tiny"]\nseeds = [1]\nsample = true\n'
+                     f"[{table}]\ntemperature = {value}\n", encoding="utf-8")
+    line = refused(run_cli, sweep, tmp_path / "out")
+    assert line == f"error: {sweep}: tnews with llm-tiny ({point}): setting 'temperature' " \
+                   f"([{table}] in s.toml): expected a finite number, got nan", line

@@ -107,6 +107,13 @@ def overrides(spec: SweepSpec, trial: Trial) -> dict[str, Scalar]:
     return {**spec.settings, **trial.config}
 
 
+def override_sources(spec: SweepSpec) -> dict[str, str]:
+    """Where each override came from, for the kernel's settings errors and ``--dry-run`` sources: the
+    sweep file's table (``[grid] in s.toml``), not ``--set``, an option the user never gave."""
+    return {**{k: f"[settings] in {spec.path.name}" for k in spec.settings},
+            **{k: f"[grid] in {spec.path.name}" for k in spec.grid}}
+
+
 def run_arguments(spec: SweepSpec, trial: Trial, root: Path) -> dict[str, Any]:
     """The keyword arguments of ``api.run`` / ``api.plan`` for one trial (plain values: they are sent to workers)."""
     return {"tasks": [trial.task], "model": trial.model, "sample": spec.sample,
@@ -128,7 +135,7 @@ def plan_trials(spec: SweepSpec, trials: list[Trial], root: Path, kernel: Regist
         seen.add(trial.config_key())
         arguments = run_arguments(spec, trial, root)
         try:
-            planned = api.plan(**arguments, kernel=kernel)
+            planned = api.plan(**arguments, kernel=kernel, override_sources=override_sources(spec))
         except ClueError as exc:
             raise ClueError(f"{spec.path}: {trial.task} with {trial.model} ({config_text(trial.config)}): {exc}"
                             ) from None
