@@ -19,31 +19,18 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, InputError
+from clue_core.seeds import MAX_SEED
 
 if TYPE_CHECKING:
     from clue_core.planning import RunRequest
-    from clue_core.settings import Layer
 
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
-
-#: The largest seed every backend takes (numpy's legacy seeding, which accelerate's ``set_seed`` calls):
-#: the one bound of a seed, for ``run`` (planning, so ``--dry-run`` too), a config file, sweeps and pretraining.
-MAX_SEED = 2**32 - 1
-
-
-def check_seed(seed: int) -> None:
-    """Refuse a seed some backend refuses: accelerate and numpy raised a traceback from inside the
-    learner for -5 or 2**32, torch for a 23-digit one, after the run's staging folder was made."""
-    if not 0 <= seed <= MAX_SEED:
-        raise ClueError(f"seed must be a whole number from 0 to {MAX_SEED} (--seed, or seed in the config file), "
-                        f"got {seed}")
-
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """Parse and check a config file; errors name the file, the line where known, and the key."""
@@ -114,20 +101,6 @@ def _check(path: Path, data: dict[str, Any]) -> None:
             raise InputError(path, "expected a string", field=key)
     if "sample" in data and not isinstance(data["sample"], bool):  # sample = "no" was read as true
         raise InputError(path, "expected true or false", field="sample")
-
-
-def override_layers(overrides: Mapping[str, Any], sources: Mapping[str, str],
-                    keep: Callable[[str], bool] | None = None) -> list[Layer]:
-    """The overrides that ``keep`` takes, one settings layer per source (``--set`` unless ``sources``
-    names another): a sweep's ``[settings]`` and ``[grid]`` values reach the kernel as overrides, and
-    an error about one named ``(--set)``, an option the user never gave, instead of the sweep file's table."""
-    from clue_core.settings import Layer
-
-    by_source: dict[str, dict[str, Any]] = {}
-    for key, value in overrides.items():
-        if keep is None or keep(key):
-            by_source.setdefault(sources.get(key, "--set"), {})[key] = value
-    return [Layer(source, values, user=True) for source, values in by_source.items()]
 
 
 def parse_override(text: str) -> tuple[str, str]:

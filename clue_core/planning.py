@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import data
-from clue_core.config import check_seed, override_layers
 from clue_core.errors import ClueError
 from clue_core.examples import SplitData
 from clue_core.inner_models import in_namespace
 from clue_core.kernel import Kernel
+from clue_core.overrides import override_layers
 from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import RunPaths
+from clue_core.seeds import check_seed
 from clue_core.settings import (
     Layer,
     ResolvedSettings,

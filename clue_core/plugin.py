@@ -47,7 +47,6 @@ from clue_core.specs import (
 if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for readers and type checkers
     from clue_core import __version__, api
     from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
-    from clue_core.config import MAX_SEED
     from clue_core.context import Learner, RunContext, is_main_process
     from clue_core.data import find_file
     from clue_core.examples import (
@@ -81,6 +80,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_run,
     )
     from clue_core.redaction import redact, redact_text
+    from clue_core.seeds import MAX_SEED
     from clue_core.specs import resolve
     from clue_core.table import format_table, printable
 
@@ -106,7 +106,7 @@ _LAZY = {
     "format_table": "clue_core.table",
     # a float option refusing nan/inf (clue_core.params); control characters escaped for the terminal
     "FiniteFloat": "clue_core.params",
-    "MAX_SEED": "clue_core.config",  # the largest seed every backend takes (a sweep's seeds, pretrain --seed)
+    "MAX_SEED": "clue_core.seeds",  # the largest seed every backend takes (a sweep's seeds, pretrain --seed)
     "printable": "clue_core.table",
     # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
     "Progress": "clue_core.progress",
