@@ -219,8 +219,7 @@ def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, requ
 
 
 def _check_output_dir(output_dir: Path) -> None:
-    """A folder (or one yet to be made) that is not a run itself: runs nested in a run's folder
-    would be taken for its files by whoever reads that run."""
+    """A folder (or one to be made) that is not a run itself: a run nested in another's is read as its files."""
     if (output_dir / MANIFEST).is_file():
         raise ClueError(f"output directory {output_dir} is a run of {output_dir.name} (it holds {MANIFEST}); "
                         f"pass the folder that holds it, {output_dir.parent}")
