@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from clue_report.fonts import FontChoice
-
-if TYPE_CHECKING:  # a type only: kit imports this module when it draws
-    from clue_report.kit import Label
+from clue_report.fonts import FontChoice, Label
 
 DPI = 100
 PALETTE = ("#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb", "#f9ab00", "#5f6368", "#b31412",

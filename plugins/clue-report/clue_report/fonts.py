@@ -20,6 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FONT_ENV = "CLUE_REPORT_FONT"
+
+Label = str | tuple[str, str | None]
+"""A text drawn in a chart, or ``(text, english)``: the English name stands in without a CJK font.
+
+Defined here, next to :meth:`FontChoice.label` that resolves one, so that both
+:mod:`clue_report.kit` (which re-exports it) and :mod:`clue_report.drawers` can name it
+without importing each other (the kit imports the drawers when it draws)."""
+
 #: Families known to cover simplified Chinese, tried first, in this order.
 CJK_FAMILIES = (
     "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC",

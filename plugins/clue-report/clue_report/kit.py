@@ -48,12 +48,10 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.plugin import ClueError, printable
 from clue_report import format as fmt
+from clue_report.fonts import Label  # re-exported: sections name a chart's texts ``kit.Label``
 
 if TYPE_CHECKING:
     from clue_report.fonts import FontChoice
-
-Label = str | tuple[str, str | None]
-"""A text drawn in a chart, or ``(text, english)``: the English name stands in without a CJK font."""
 
 
 @dataclass(frozen=True)
