@@ -29,8 +29,8 @@ from clue_core.specs import (
     TaskSpec,
 )
 
-if TYPE_CHECKING:
-    from clue_core.kernel import Kernel
+if TYPE_CHECKING:  # the Protocol, not the kernel: the kernel imports this module to check specs
+    from clue_core.registry import Registry
 
 #: The fields a prompt template may use, by example kind (``choices`` is rendered by the model).
 PROMPT_FIELDS = {
@@ -101,7 +101,7 @@ def _sample_exists(sample: str) -> bool:
     return any((Path(location) / relative).is_dir() for location in found.submodule_search_locations)
 
 
-def _task_problems(kernel: Kernel, task: TaskSpec) -> list[str]:
+def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
     problems = _tuple_problems(task)
     if task.kind not in KINDS:
         problems.append(f"unknown kind {task.kind!r} (known: {', '.join(KINDS)})")
@@ -209,7 +209,7 @@ def _section_problems(section: ReportSectionSpec) -> list[str]:
     return problems
 
 
-def spec_problems(kernel: Kernel, registry: str, spec: Any) -> list[str]:
+def spec_problems(kernel: Registry, registry: str, spec: Any) -> list[str]:
     """What is wrong with one spec, checked against the registry, importing nothing."""
     if registry == "tasks":
         return _task_problems(kernel, spec)
@@ -251,7 +251,7 @@ _ABSENT = frozenset({"\0absent"})
 Advice = tuple[str, str, str | None, frozenset[str] | None]
 
 
-def _recommended(kernel: Kernel, task: TaskSpec) -> list[Advice]:
+def _recommended(kernel: Registry, task: TaskSpec) -> list[Advice]:
     """Every plugin value that may reach ``task``'s runs: the task's, and those for or of each installed model."""
     found: list[Advice] = [(key, "its recommendations", None, None) for key in task.recommendations]
     for name, values in task.model_recommendations.items():
@@ -268,7 +268,7 @@ def _recommended(kernel: Kernel, task: TaskSpec) -> list[Advice]:
     return found
 
 
-def recommendation_problems(kernel: Kernel, task: TaskSpec, echo: Callable[[str], None] | None = None
+def recommendation_problems(kernel: Registry, task: TaskSpec, echo: Callable[[str], None] | None = None
                             ) -> list[str]:
     """Recommended keys that the models they reach do not declare (a run drops them without a word).
 
@@ -335,7 +335,7 @@ def _near_misses(key: str, flat: set[str], namespaces: set[str], models: set[str
             for name in ([rest] if rest in models else typos(rest, models))]
 
 
-def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
+def deep_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None = None,
                   echo: Callable[[str], None] | None = None) -> list[str]:
     """Import every reference of ``task`` and read its data end to end (``clue-core check``).
 
@@ -348,7 +348,7 @@ def deep_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None = None,
     return [" ".join(problem.split()) for problem in found]
 
 
-def _read_problems(kernel: Kernel, task: TaskSpec, data_dir: Path | None, echo: Callable[[str], None] | None
+def _read_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None, echo: Callable[[str], None] | None
                    ) -> list[str]:
     """The references import, then the data reads; the data is not read when a reference fails."""
     from clue_core import data, reading

@@ -21,13 +21,11 @@ import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clue_core.errors import ClueError, InputError
+from clue_core.plans import RunRequest
 from clue_core.seeds import MAX_SEED
-
-if TYPE_CHECKING:
-    from clue_core.planning import RunRequest
 
 RUN_KEYS = {"model", "tasks", "seed", "output_dir", "data_dir", "sample", "limit", "cache"}
 TABLE_KEYS = {"settings", "task"}
@@ -125,8 +123,6 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
     file the same way everywhere. ``overrides`` are ``--set`` texts (``"key=value"``) or a
     mapping of already typed values.
     """
-    from clue_core.planning import RunRequest
-
     tasks, model, seed, limit = names("tasks", tasks), _text("model", model), _integer("seed", seed), _integer(
         "limit", limit)
     sample = _flag("sample", sample) if sample is not None else None

@@ -13,16 +13,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clue_core import data
 from clue_core.errors import ClueError
-from clue_core.examples import SplitData
 from clue_core.inner_models import in_namespace
 from clue_core.kernel import Kernel
 from clue_core.overrides import override_layers
+from clue_core.plans import RunRequest, TaskPlan  # re-exported: planning's names before plans.py
 from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import RunPaths
 from clue_core.seeds import check_seed
@@ -41,49 +40,6 @@ from clue_core.settings import (
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 from clue_core.splits import TEST, check_known, recorded_splits, task_splits
-
-
-@dataclass
-class RunRequest:
-    """Everything ``clue-core run`` resolved from flags and the config file."""
-
-    tasks: list[str]
-    model: str
-    data_dir: Path | None = None
-    sample: bool = False
-    output_dir: Path | None = None
-    seed: int = 42
-    settings: dict[str, Any] = field(default_factory=dict)
-    task_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    override_sources: dict[str, str] = field(default_factory=dict)  # an override's source label if not --set
-    config_file: str | None = None
-    no_train: bool = False
-    resume: bool = False
-    overwrite: bool = False
-    command: list[str] = field(default_factory=list)
-    limit: int | None = None
-    cache_dir: Path | None = None
-    splits: tuple[str, ...] | None = None  # --splits: what to predict (None: everything, or what a resumed run did)
-
-
-@dataclass
-class TaskPlan:
-    """One task, checked and ready: its settings, its data and its learner."""
-
-    task: TaskSpec
-    paths: RunPaths
-    settings: ResolvedSettings
-    data_dir: Path | None = None
-    splits: dict[str, SplitData] = field(default_factory=dict)
-    tests: dict[str, SplitData] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    checksums: dict[str, str] = field(default_factory=dict)
-    learner: Any = None
-    resume: bool = False
-    done: bool = False
-    repeat_value: str | None = None  # the value of its task's repeat this plan runs (FewCLUE split=all)
-    predict: tuple[str, ...] = ("dev",)  # the splits it predicts (clue_core.splits): dev, scored ones, test
 
 
 def default_output_dir(model: str) -> Path:

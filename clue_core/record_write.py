@@ -34,7 +34,7 @@ from clue_core.specs import resolve as resolve_ref
 
 if TYPE_CHECKING:
     from clue_core.kernel import Kernel
-    from clue_core.planning import RunRequest, TaskPlan
+    from clue_core.plans import RunRequest, TaskPlan
     from clue_core.scoring import Scored
     from clue_core.specs import ModelSpec
 

@@ -21,7 +21,7 @@ from clue_core.rundir import RunPaths
 from clue_core.specs import TaskSpec, TestVersion
 
 if TYPE_CHECKING:
-    from clue_core.planning import TaskPlan
+    from clue_core.plans import TaskPlan
     from clue_core.results import TaskResult
 
 

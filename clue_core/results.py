@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clue_core.kernel import Kernel
 from clue_core.record import Metrics
+from clue_core.registry import Registry  # not the Kernel: the kernel reaches this module through its checks
 
 
 @dataclass
@@ -30,7 +30,7 @@ class TaskResult:
                    list(submission_files), list(notes), partial=metrics.partial, splits=tuple(splits))
 
 
-def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -> list[list[str]]:
+def results_table(results: Sequence[TaskResult], kernel: Registry | None = None) -> list[list[str]]:
     """The table ``clue-core run`` prints; totals a metric declares as ``counts`` print whole."""
     rows = [["task", "primary", "dev metrics", "dev n", "submission files", "run dir"]]
     for r in results:
@@ -48,7 +48,7 @@ def results_table(results: Sequence[TaskResult], kernel: Kernel | None = None) -
     return rows
 
 
-def _no_files(result: TaskResult, kernel: Kernel | None) -> str:
+def _no_files(result: TaskResult, kernel: Registry | None) -> str:
     """The submission files cell of a run that wrote none: why, when it is ``--splits`` that left test out
     (a task with no test set, SuperCLUE's, has none to write either way)."""
     from clue_core.splits import TEST, dev_only
@@ -59,7 +59,7 @@ def _no_files(result: TaskResult, kernel: Kernel | None) -> str:
     return "-"
 
 
-def _count_totals(kernel: Kernel | None, task_name: str) -> set[str]:
+def _count_totals(kernel: Registry | None, task_name: str) -> set[str]:
     if kernel is None or task_name not in kernel.tasks:
         return set()
     return {name for metric in kernel.tasks[task_name].metrics for name in kernel.metric(metric).counts}

@@ -20,7 +20,7 @@ from clue_core.errors import ClueError
 from clue_core.record import Manifest, read_manifest
 
 if TYPE_CHECKING:
-    from clue_core.planning import RunRequest, TaskPlan
+    from clue_core.plans import RunRequest, TaskPlan
     from clue_core.specs import TaskSpec
 
 #: The name ``--splits`` gives every test version of a task (the leaderboard's files).
