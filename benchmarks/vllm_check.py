@@ -18,10 +18,12 @@ per task, each against its goal:
 
 ``--self-check`` runs the same comparison on the CPU, without vLLM: a small random Llama is
 saved to a temporary folder and ``vllm:`` is answered by the stand-in engine with vLLM's
-output shapes (:mod:`clue_models_llm.vllm_reference`), so the request building, the parsing
+output shapes (``tests/support/vllm_reference.py``), so the request building, the parsing
 of vLLM's answers and this script's arithmetic are checked; it exits 0 when the stand-in's
 log-likelihoods equal ``llm:``'s within 1e-4 and every choice agrees (no throughput goal:
-the stand-in is not vLLM).
+the stand-in is not vLLM). The stand-in is a test helper, not part of the installed package, so
+the self-check puts the repository root on ``sys.path`` to import it (``python
+benchmarks/vllm_check.py`` puts only ``benchmarks/`` there).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
 GOALS = {"max_abs": 1e-2, "agreement": 0.99, "ratio_c3": 5.0}
 SELF_CHECK_TOLERANCE = 1e-4
 
@@ -115,9 +118,12 @@ def self_check(tasks: list[str]) -> bool:
     from transformers import LlamaForCausalLM
 
     from clue_core.kernel import Kernel
-    from clue_models_llm import vllm_reference
     from clue_models_llm.prompts import vocabulary_texts
     from clue_models_llm.tiny import build_tokenizer, tiny_config
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # the stand-in is tests/support/vllm_reference.py, a test helper
+    from tests.support import vllm_reference
 
     kernel = Kernel()
     texts = []

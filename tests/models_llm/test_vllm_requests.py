@@ -10,8 +10,8 @@ from clue_core.plugin import ClueError
 from clue_models_llm.backend import GenerateOptions
 from clue_models_llm.scoring import ChoiceRequest
 from clue_models_llm.vllm_generation import Row, advance, round_kwargs, seed_of
-from clue_models_llm.vllm_reference import Logprob, RequestOutput, SamplingParams
 from clue_models_llm.vllm_scoring import Scores, read_scores, sampling_kwargs, token_logprobs, token_requests
+from tests.support.vllm_reference import Logprob, RequestOutput, SamplingParams
 
 FIELDS = frozenset(SamplingParams.__struct_fields__)
 

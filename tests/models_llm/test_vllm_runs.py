@@ -1,6 +1,6 @@
 """``vllm:`` end to end through ``clue-core run``, against a stand-in ``vllm`` with vLLM's real output shapes.
 
-The stand-in (:mod:`clue_models_llm.vllm_reference`) answers from the same saved folder that
+The stand-in (:mod:`tests.support.vllm_reference`) answers from the same saved folder that
 ``llm:`` loads, so the two backends must give the same predictions, log-likelihoods within
 1e-4 and the same generated answers; a missing vLLM is one line.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clue_models_llm import vllm_reference
+from tests.support import vllm_reference
 
 pytestmark = pytest.mark.slow
 #: metrics.json's dev scores.

@@ -18,7 +18,10 @@ behaviour where the backend depends on it:
   ``include_stop_str_in_output``; an end-of-sequence token ends with ``finish_reason="stop"``
   and ``stop_reason=None``, its id kept in ``token_ids``.
 
-Used by ``tests/models_llm/test_vllm_*.py`` and by ``benchmarks/vllm_check.py --self-check``.
+Used by ``tests/models_llm/test_vllm_*.py`` and by ``benchmarks/vllm_check.py --self-check``
+(which puts the repository root on ``sys.path`` to import it). It lives under ``tests/``, not in
+``clue_models_llm``, because nothing installed uses it: a stand-in shipped in the package would be
+one more module for users to mistake for part of the backend.
 """
 
 from __future__ import annotations
