@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from clue_builtin import hooks as builtin
+from clue_data import hooks as data_plugin
+from clue_leaderboard import hooks as leaderboard_plugin
 from clue_core.cli import cli
 from clue_core.kernel import Kernel
 
@@ -18,9 +20,12 @@ REAL_SAMPLES = REPO_ROOT.parent / "shared" / "reference" / "real-samples"
 
 @pytest.fixture
 def isolated_kernel() -> Kernel:
-    """An empty kernel with only the built-in plugin: no entry points, nothing global."""
+    """An empty kernel with the built-in plugin and the first-party plugins every run can need (the
+    leaderboard's submit/evaluate, fetching official data): no entry points, nothing global."""
     kernel = Kernel(entrypoints=False, strict=False, disabled=())
     kernel.register(builtin, "builtin", distribution="clue-core")
+    kernel.register(leaderboard_plugin, "clue-leaderboard", distribution="clue-leaderboard")
+    kernel.register(data_plugin, "clue-data", distribution="clue-data")
     return kernel
 
 

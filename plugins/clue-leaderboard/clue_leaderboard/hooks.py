@@ -1,0 +1,3 @@
+"""The leaderboard plugin's hooks: cheap to import (only clue_core.plugin)."""
+
+from __future__ import annotations
