@@ -32,7 +32,6 @@ from clue_core.kernel import Kernel
 
 if TYPE_CHECKING:
     from clue_core.record import RunRecord
-    from clue_core.submission import CheckedFile
 
 PathLike = str | Path
 
@@ -114,32 +113,68 @@ def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = No
              split: str = "dev", allow_missing: bool = False, kernel: Kernel | None = None) -> dict[str, Any]:
     """``clue-core evaluate``: score a predictions file against gold labels, with no model.
 
-    Returns what ``--json`` prints: ``task``, ``split``, ``examples`` and each metric.
+    Returns what ``--json`` prints: ``task``, ``split``, ``examples`` and each metric. The command
+    comes with the ``clue-leaderboard`` plugin; without it this raises the command's one line.
     """
     from clue_core.config import check_evaluate
-    from clue_core.evaluate import evaluate_file
 
     check_evaluate(task=task, predictions=predictions, data_dir=data_dir, sample=sample, split=split,
                    allow_missing=allow_missing)
     if sample and data_dir:
         raise ClueError("--sample and --data-dir exclude each other")
     kernel = _kernel(kernel)
-    spec = kernel.task(task)
-    metrics, count = evaluate_file(kernel, spec, Path(predictions), data_dir=Path(data_dir) if data_dir else None,
-                                   sample=sample, split=split, allow_missing=allow_missing)
-    return {"task": spec.name, "split": split, "examples": count, **metrics}
+    folder = Path(data_dir) if data_dir else None
+    return command_api(kernel, "evaluate")(kernel, task, Path(predictions), data_dir=folder, sample=sample,
+                                           split=split, allow_missing=allow_missing)
 
 
 def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = False,
-           kernel: Kernel | None = None) -> list[CheckedFile]:
-    """``clue-core submit``: check each run's submission files and pack them into one zip."""
+           kernel: Kernel | None = None) -> list[Any]:
+    """``clue-core submit``: check each run's submission files and pack them into one zip; the checked
+    files (``CheckedFile``: ``name``, ``task``, ``version``, ``path``, ``entries``), as the command lists them.
+
+    The command comes with the ``clue-leaderboard`` plugin; without it this raises the command's one line.
+    """
     from clue_core.config import check_flag, check_path, paths
-    from clue_core.submission import build_submission
 
     if check_path("output", output) is None:
         raise ArgumentError("output: expected the path of the zip to write (str or os.PathLike), got None")
-    return build_submission(_kernel(kernel), paths("run_dirs", run_dirs), Path(output),
-                            force=check_flag("force", force))
+    kernel = _kernel(kernel)
+    run_paths, force = paths("run_dirs", run_dirs), check_flag("force", force)
+    return command_api(kernel, "submit")(kernel, run_paths, Path(output), force=force)
+
+
+def command_api(kernel: Kernel, name: str) -> Callable[..., Any]:
+    """The Python function of plugin command ``name`` (its ``CommandSpec.api``), imported now.
+
+    A command whose plugin is absent raises the line ``clue-core NAME`` prints (which plugin to
+    install); one that cannot be imported names its plugin, as the command line does.
+    """
+    from clue_core.errors import PluginError
+    from clue_core.specs import resolve
+
+    spec = kernel.commands.get(name)
+    if spec is None:
+        from clue_core.cli import PLUGIN_HOMES
+        from clue_core.commands import missing_command
+
+        stand_in = missing_command(kernel, name, PLUGIN_HOMES.get(name))
+        if stand_in is not None and stand_in.callback is not None:
+            stand_in.callback()  # raises the one line saying which plugin to install
+        raise ClueError(f"unknown command {name!r}")
+    owner = kernel.owner.get(("commands", name), "?")
+    if spec.api is None:
+        raise PluginError(f"plugin {owner}: command {name!r} has no Python API (its CommandSpec names no api)")
+    try:
+        function = resolve(spec.api)
+    except (Exception, SystemExit) as exc:  # as load_command: a module that exits on import is broken too
+        if kernel.strict:
+            raise
+        raise PluginError(f"plugin {owner}: the Python API of command {name!r} could not be loaded from "
+                          f"{spec.api} ({type(exc).__name__}: {exc})") from exc
+    if not callable(function):
+        raise PluginError(f"plugin {owner}: {spec.api} is a {type(function).__name__}, not a function")
+    return function
 
 
 def report(paths: Sequence[PathLike], *, output_dir: PathLike | None = None, force: bool = False,

@@ -192,7 +192,8 @@ def _writer_problems(writer: SubmissionWriterSpec) -> list[str]:
 
 
 def _command_problems(command: CommandSpec) -> list[str]:
-    problems = [] if _is_ref(command.command) else [f"command must be 'module:attr', got {command.command!r}"]
+    problems = [f"{name} must be 'module:attr', got {getattr(command, name)!r}" for name in ("command", "api")
+                if (name == "command" or command.api is not None) and not _is_ref(getattr(command, name))]
     if not isinstance(command.name, str) or not command.name or command.name.startswith("-") or any(
             c.isspace() for c in command.name):
         problems.append(f"command name must be one word, got {command.name!r}")

@@ -24,7 +24,7 @@ LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "se
 
 #: Commands that plugins of this project provide, and the plugin to install for each.
 PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
-                "bootstrap": "clue-sweep"}
+                "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard"}
 
 
 class ClueGroup(click.Group):
@@ -295,55 +295,6 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
                            "submission_files": r.submission_files, "splits": list(r.splits)} for r in results])
     echo_table(runner.results_table(results, kernel))
     return None
-
-
-# -- evaluate / submit -------------------------------------------------------------------
-
-
-@cli.command()
-@click.argument("task_name", metavar="TASK")
-@click.argument("predictions", type=click.Path(path_type=Path))
-@click.option("--data-dir", type=click.Path(path_type=Path), help="Extracted official folder or zip (or a parent).")
-@click.option("--sample", is_flag=True, help="Score against the task's bundled sample.")
-@click.option("--split", default="dev", show_default=True, help="Gold split to score against.")
-@click.option("--allow-missing", is_flag=True, help="Score missing predictions as wrong instead of refusing.")
-@click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
-@click.pass_context
-def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Path | None, sample: bool, split: str,
-             allow_missing: bool, as_json: bool) -> None:
-    """Score a PREDICTIONS file against gold labels, with no model."""
-    from clue_core.evaluate import evaluate_file
-
-    if sample and data_dir:
-        raise ClueError("--sample and --data-dir exclude each other")
-    kernel = get_kernel(ctx)
-    task = kernel.task(task_name)
-    if split in task.splits and predictions.name in {v.submission_file for v in task.test_versions}:
-        # dev files without ids are numbered 0, 1, 2… like test files: the ids would match by accident
-        click.echo(f"warning: {predictions.name} is named like a {task.name} test submission, "
-                   f"but it is scored against {split}", err=True)
-    metrics, count = evaluate_file(kernel, task, predictions, data_dir=data_dir, sample=sample, split=split,
-                                   allow_missing=allow_missing)
-    if as_json:
-        return echo_json({"task": task.name, "split": split, "examples": count, **metrics})
-    echo_table([["task", "split", "examples", *metrics],
-                [task.name, split, str(count), *(f"{v:.3f}" for v in metrics.values())]])
-    return None
-
-
-@cli.command()
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
-@click.option("--output", "-o", required=True, type=click.Path(path_type=Path), help="The zip to write.")
-@click.option("--force", is_flag=True, help="Replace an existing zip.")
-@click.pass_context
-def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: bool) -> None:
-    """Check the submission files of runs against their test files and pack them into one zip."""
-    from clue_core.submission import build_submission
-
-    checked = build_submission(get_kernel(ctx), list(run_dirs), output, force=force)
-    echo_table([["file", "task", "test version", "entries"]]
-               + [[c.name, c.task, c.version, str(c.entries)] for c in checked])
-    click.echo(f"wrote {output} ({len(checked)} files)")
 
 
 def main() -> None:

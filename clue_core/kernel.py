@@ -39,7 +39,7 @@ HOOKS: dict[str, tuple[str, type, str]] = {
 }
 
 #: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
-BUILTIN_COMMANDS = frozenset({"list", "info", "check", "download", "run", "evaluate", "submit"})
+BUILTIN_COMMANDS = frozenset({"list", "info", "check", "download", "run"})
 
 
 HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core import __version__, api
     from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
-    from clue_core.data import find_file
+    from clue_core.data import find_file, resolve_task_data
     from clue_core.examples import (
         ClassificationExample,
         Example,
@@ -80,8 +80,14 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_run,
     )
     from clue_core.redaction import redact, redact_text
+    from clue_core.repeats import for_value as task_for_repeat
+    from clue_core.rundir import SUBMISSION_DIR
+    from clue_core.scoring import score
     from clue_core.seeds import MAX_SEED
     from clue_core.specs import resolve
+    from clue_core.splits import TEST as TEST_SPLIT
+    from clue_core.splits import dev_only as no_test_label
+    from clue_core.splits import recorded_splits
     from clue_core.table import format_table, printable
 
 _LAZY = {
@@ -112,6 +118,17 @@ _LAZY = {
     "Progress": "clue_core.progress",
     # the run's secrets replaced by *** (clue_core.redaction): for what a plugin writes or prints on its own
     **dict.fromkeys(("redact", "redact_text"), "clue_core.redaction"),
+    # the leaderboard plugin (clue-leaderboard): a task's data folder (--data-dir, --sample or the cache), scoring
+    # as a run does, a run's leaderboard files folder, the splits it predicted ("test" is every test version;
+    # how a message names a run without), a repeated task as one repeat runs it (its files' suffix);
+    # "module:attr" exports a kernel name under a plainer one
+    "resolve_task_data": "clue_core.data",
+    "score": "clue_core.scoring",
+    "SUBMISSION_DIR": "clue_core.rundir",
+    "recorded_splits": "clue_core.splits",
+    "TEST_SPLIT": "clue_core.splits:TEST",
+    "no_test_label": "clue_core.splits:dev_only",
+    "task_for_repeat": "clue_core.repeats:for_value",
     "__version__": "clue_core",
 }
 #: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
@@ -129,6 +146,8 @@ __all__ = [
     "PREDICTIONS_DIR",
     "RUN_SCHEMA",
     "SPAN",
+    "SUBMISSION_DIR",
+    "TEST_SPLIT",
     "ClassificationExample",
     "ClueError",
     "CommandSpec",
@@ -176,15 +195,20 @@ __all__ = [
     "is_main_process",
     "iter_jsonl",
     "iter_predictions",
+    "no_test_label",
     "printable",
     "read_json",
     "read_manifest",
     "read_metrics",
     "read_run",
     "read_split",
+    "recorded_splits",
     "redact",
     "redact_text",
     "resolve",
+    "resolve_task_data",
+    "score",
+    "task_for_repeat",
     "write_json",
     "write_jsonl",
 ]
@@ -199,7 +223,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         value = importlib.import_module(_LAZY_MODULES[name])
     else:
-        value = getattr(importlib.import_module(module), name)
+        path, _, attr = module.partition(":")  # "module:attr": a kernel name exported under a plainer one
+        value = getattr(importlib.import_module(path), attr or name)
     globals()[name] = value
     return value
 

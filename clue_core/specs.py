@@ -344,12 +344,16 @@ class CommandSpec(SpecMixin):
     ``command`` names a :class:`click.Command` as ``"module:attr"``; it is imported only when
     that command runs, so ``clue-core --help`` and ``clue-core list`` stay as cheap as before
     (``help`` is what ``--help`` shows beside the name). A name that a built-in command or
-    another plugin already uses is an error on this plugin's row.
+    another plugin already uses is an error on this plugin's row. ``api``, when given, names the
+    command's Python function (``"module:attr"``, imported on use), called as ``api(kernel, ...)``
+    by the :mod:`clue_core.api` function of the command's name (``api.submit``, ``api.evaluate``),
+    so that function works wherever the plugin is installed and says what to install where not.
     """
 
     name: str
     help: str
     command: Ref
+    api: Ref | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -285,7 +285,7 @@ def test_no_train_refuses_a_model_that_was_never_trained(run_cli, tmp_path):
 def test_keyed_files_name_an_entry_by_its_id_not_as_a_line(tmp_path):
     from clue_core.errors import InputError
     from clue_core.plugin import SpanExample, TaskSpec
-    from clue_core.submission import match_entries
+    from clue_leaderboard.submission import match_entries
 
     task = TaskSpec("t", "span", "d", "m:r")
     examples = [SpanExample("q1", "c", "q"), SpanExample("q2", "c", "q")]

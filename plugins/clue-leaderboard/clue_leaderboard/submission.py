@@ -2,7 +2,9 @@
 
 The leaderboard scores JSON Lines files by position and silently mis-scores files with
 class indices, batch-local ids, missing or shuffled lines; so every file is re-read and
-compared with the test file it answers before anything is packed.
+compared with the test file it answers before anything is packed. :func:`build_submission` is both
+``clue-core submit`` and ``clue_core.api.submit`` (the ``submit`` spec's ``api``); :func:`match_entries`
+also lines up the files ``clue-core evaluate`` scores.
 """
 
 from __future__ import annotations
@@ -14,22 +16,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clue_core import data
-from clue_core.atomic import atomic_open, disk_fault_message
-from clue_core.errors import ClueError, InputError, UnknownNameError
-from clue_core.examples import (
+from clue_core.plugin import (
+    MANIFEST,
+    SUBMISSION_DIR,
+    TEST_SPLIT,
     ClassificationExample,
+    ClueError,
     Example,
     ExampleId,
+    InputError,
+    Manifest,
     MultipleChoiceExample,
+    Registry,
     SpanExample,
+    TaskSpec,
+    atomic_open,
+    disk_fault_message,
+    no_test_label,
+    read_manifest,
+    read_split,
+    recorded_splits,
+    resolve,
+    resolve_task_data,
+    task_for_repeat,
 )
-from clue_core.kernel import Kernel
-from clue_core.reading import read_split
-from clue_core.record import MANIFEST, Manifest, read_manifest
-from clue_core.rundir import SUBMISSION_DIR
-from clue_core.specs import TaskSpec, resolve
-from clue_core.splits import TEST, dev_only, recorded_splits
 
 
 @dataclass(frozen=True)
@@ -200,7 +210,7 @@ def complete_manifest(run_dir: Path) -> Manifest:
 def test_data_dir(task: TaskSpec, manifest: Manifest, run_dir: Path) -> Path:
     source = manifest.source
     if source.get("source") == "sample":
-        return data.sample_dir(task)
+        return resolve_task_data(task, sample=True)
     if not source.get("data_dir"):  # else Path("") would read the test data of the current folder
         raise InputError(run_dir / MANIFEST, "names no data folder, so its files cannot be checked against the "
                          "test data they answer", field="data.data_dir")
@@ -210,14 +220,14 @@ def test_data_dir(task: TaskSpec, manifest: Manifest, run_dir: Path) -> Path:
     return folder
 
 
-def run_task(kernel: Kernel, run_dir: Path, manifest: Manifest) -> TaskSpec:
+def run_task(kernel: Registry, run_dir: Path, manifest: Manifest) -> TaskSpec:
     """The task the manifest names; an unknown one names the manifest, so the user knows which run."""
     name = manifest.task
     if not isinstance(name, str) or not name:
         raise InputError(run_dir / MANIFEST, f"expected a task name, got {name!r}", field="task")
     try:
         task = kernel.task(name)
-    except UnknownNameError as exc:
+    except ClueError as exc:  # an unknown name (UnknownNameError), with its suggestion
         raise InputError(run_dir / MANIFEST, str(exc), field="task") from None
     if not task.test_versions:
         raise ClueError(f"{run_dir}: a {task.name} run has no leaderboard files to submit (the task has no "
@@ -237,7 +247,7 @@ def repeat_value(task: TaskSpec, manifest: Manifest, run_dir: Path) -> str | Non
     return value
 
 
-def check_families(kernel: Kernel, run_dirs: Sequence[Path]) -> None:
+def check_families(kernel: Registry, run_dirs: Sequence[Path]) -> None:
     """Every training of a repeated task (FewCLUE's six of ``split=all``), or none: its board wants all files.
 
     One that is missing (interrupted and awaiting ``--resume``, or deleted) would leave a hole that the
@@ -266,19 +276,17 @@ def check_families(kernel: Kernel, run_dirs: Sequence[Path]) -> None:
                             f"board needs all {len(repeat.each)} files (an interrupted run continues with --resume)")
 
 
-def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
+def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
     """Validate every submission file of one run against the test file it answers."""
     manifest = complete_manifest(run_dir)
     task = run_task(kernel, run_dir, manifest)
     predicted = recorded_splits(manifest, task)
-    if TEST not in predicted:
-        raise ClueError(f"{run_dir}: {dev_only(predicted)}: the run predicted no test split, so it has no "
+    if TEST_SPLIT not in predicted:
+        raise ClueError(f"{run_dir}: {no_test_label(predicted)}: the run predicted no test split, so it has no "
                         f"submission files; run {task.name} again without --splits to submit it")
     value = repeat_value(task, manifest, run_dir)
     if value is not None:  # one training of split=all: its files carry the suffix
-        from clue_core.repeats import for_value
-
-        task = for_value(task, value)
+        task = task_for_repeat(task, value)
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)
@@ -299,7 +307,7 @@ def check_run(kernel: Kernel, run_dir: Path) -> list[CheckedFile]:
     return checked
 
 
-def build_submission(kernel: Kernel, paths: Sequence[Path], output: Path, *, force: bool = False
+def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, force: bool = False
                      ) -> list[CheckedFile]:
     """Check every run's files, then write them at the root of one zip (atomically)."""
     if output.suffix.lower() != ".zip":

@@ -1,7 +1,9 @@
 """Score a predictions file against gold, with no model, like the official scripts.
 
 Accepted files: the task's leaderboard shape (JSON Lines ``{"id", "label"}`` or one JSON
-object ``{id: value}``) or a run's own ``predictions/*.jsonl`` (``{"id", "prediction"}``).
+object ``{id: value}``) or a run's own ``predictions/*.jsonl`` (``{"id", "prediction"}``). They are
+scored with the kernel's ``score``, the very metrics and steps a run's dev scores come from, so a
+file scored here and the run that wrote it agree.
 """
 
 from __future__ import annotations
@@ -9,15 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clue_core import data
-from clue_core.errors import ClueError, InputError
-from clue_core.examples import ExampleId, Prediction
-from clue_core.jsonio import iter_jsonl
-from clue_core.kernel import Kernel
-from clue_core.reading import read_split
-from clue_core.scoring import score
-from clue_core.specs import TaskSpec, resolve
-from clue_core.submission import match_entries
+from clue_core.plugin import (
+    ClueError,
+    ExampleId,
+    InputError,
+    Prediction,
+    Registry,
+    TaskSpec,
+    iter_jsonl,
+    read_split,
+    resolve,
+    resolve_task_data,
+    score,
+)
+from clue_leaderboard.submission import match_entries
 
 
 def _looks_like_run_predictions(path: Path) -> bool:
@@ -29,7 +36,7 @@ def _looks_like_run_predictions(path: Path) -> bool:
     return first.lstrip().startswith("{") and '"prediction"' in first and '"id"' in first
 
 
-def read_predictions(kernel: Kernel, task: TaskSpec, path: Path) -> list[tuple[ExampleId, Any]]:
+def read_predictions(kernel: Registry, task: TaskSpec, path: Path) -> list[tuple[ExampleId, Any]]:
     """Parse ``path`` into ``(id, value)`` pairs (matched to gold by id, not position)."""
     if not path.is_file():
         raise ClueError(f"{path}: no such predictions file")
@@ -47,7 +54,7 @@ def read_predictions(kernel: Kernel, task: TaskSpec, path: Path) -> list[tuple[E
 
 
 def evaluate_file(
-    kernel: Kernel,
+    kernel: Registry,
     task: TaskSpec,
     predictions_path: Path,
     *,
@@ -57,7 +64,7 @@ def evaluate_file(
     allow_missing: bool = False,
 ) -> tuple[dict[str, float], int]:
     """Return the task's metrics and the number of gold examples scored."""
-    folder = data.resolve_task_data(task, data_dir=data_dir, sample=sample)
+    folder = resolve_task_data(task, data_dir=data_dir, sample=sample)
     reader_split = split
     if split not in task.splits:
         try:
@@ -79,3 +86,13 @@ def evaluate_file(
     if not metrics:
         raise ClueError(f"{task.name} {split}: the split has no gold labels to score against")
     return metrics, len(examples)
+
+
+def evaluate(kernel: Registry, task: str, predictions: Path, *, data_dir: Path | None = None, sample: bool = False,
+             split: str = "dev", allow_missing: bool = False) -> dict[str, Any]:
+    """``clue_core.api.evaluate`` (the ``evaluate`` command's ``api``): what ``--json`` prints, so a notebook
+    gets the command's dict: ``task``, ``split``, ``examples`` and each metric."""
+    spec = kernel.task(task)
+    metrics, count = evaluate_file(kernel, spec, predictions, data_dir=data_dir, sample=sample, split=split,
+                                   allow_missing=allow_missing)
+    return {"task": spec.name, "split": split, "examples": count, **metrics}

@@ -12,7 +12,7 @@ import pytest
 
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
-from clue_core.submission import build_submission
+from clue_leaderboard.submission import build_submission
 from tests.compare.fixtures import write_run as write_superclue_run
 
 
@@ -39,7 +39,7 @@ def test_a_superclue_run_has_nothing_to_submit(run_cli, kernel, tmp_path: Path) 
 
 
 def test_no_run_at_all_writes_no_empty_zip(kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import clue_core.submission as submission
+    import clue_leaderboard.submission as submission
 
     monkeypatch.setattr(submission, "find_run_dirs", lambda paths: [])  # every other check passed, nothing found
     with pytest.raises(ClueError, match="no leaderboard files"):

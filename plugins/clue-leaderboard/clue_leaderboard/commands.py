@@ -1,0 +1,74 @@
+"""``clue-core evaluate`` and ``clue-core submit``: the leaderboard's two commands, imported only when they run.
+
+Each finds the kernel in its click context (``clue-core`` puts it there before it loads a plugin
+command) and goes through the same functions as ``clue_core.api.evaluate`` / ``api.submit``, so the
+command line and a notebook get the same checks, files and scores.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clue_core.plugin import ClueError, Registry, format_table
+
+
+def _kernel(ctx: click.Context) -> Registry:
+    kernel = (ctx.find_root().obj or {}).get("kernel")
+    if kernel is None:
+        raise ClueError(f"the {ctx.info_name} command runs as 'clue-core {ctx.info_name}' (it needs clue-core's "
+                        f"plugin kernel)")
+    return kernel
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@click.command()
+@click.argument("task_name", metavar="TASK")
+@click.argument("predictions", type=click.Path(path_type=Path))
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Extracted official folder or zip (or a parent).")
+@click.option("--sample", is_flag=True, help="Score against the task's bundled sample.")
+@click.option("--split", default="dev", show_default=True, help="Gold split to score against.")
+@click.option("--allow-missing", is_flag=True, help="Score missing predictions as wrong instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
+@click.pass_context
+def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Path | None, sample: bool, split: str,
+             allow_missing: bool, as_json: bool) -> None:
+    """Score a PREDICTIONS file against gold labels, with no model."""
+    from clue_leaderboard.evaluate import evaluate_file
+
+    if sample and data_dir:
+        raise ClueError("--sample and --data-dir exclude each other")
+    kernel = _kernel(ctx)
+    task = kernel.task(task_name)
+    if split in task.splits and predictions.name in {v.submission_file for v in task.test_versions}:
+        # dev files without ids are numbered 0, 1, 2… like test files: the ids would match by accident
+        click.echo(f"warning: {predictions.name} is named like a {task.name} test submission, "
+                   f"but it is scored against {split}", err=True)
+    metrics, count = evaluate_file(kernel, task, predictions, data_dir=data_dir, sample=sample, split=split,
+                                   allow_missing=allow_missing)
+    if as_json:
+        return _echo_json({"task": task.name, "split": split, "examples": count, **metrics})
+    click.echo(format_table([["task", "split", "examples", *metrics],
+                             [task.name, split, str(count), *(f"{v:.3f}" for v in metrics.values())]]))
+    return None
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN_DIR…")
+@click.option("--output", "-o", required=True, type=click.Path(path_type=Path), help="The zip to write.")
+@click.option("--force", is_flag=True, help="Replace an existing zip.")
+@click.pass_context
+def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: bool) -> None:
+    """Check the submission files of runs against their test files and pack them into one zip."""
+    from clue_leaderboard.submission import build_submission
+
+    checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force)
+    click.echo(format_table([["file", "task", "test version", "entries"]]
+                            + [[c.name, c.task, c.version, str(c.entries)] for c in checked]))
+    click.echo(f"wrote {output} ({len(checked)} files)")
