@@ -1,9 +1,12 @@
-"""Field checks of the run record's files: one InputError per problem, naming the file and the field.
+"""How a run record's fields are declared and checked: :func:`field` with a :class:`Kind`, one checker.
 
-Kept apart from :mod:`clue_core.record` (the types and the reader) so each stays short; the
-rules are the ones the report checked before the record had one reader: every number finite
-(NaN would average into every group score), ``primary`` equal to ``dev[primary_metric]``, and
-a field of the wrong type in a run a newer clue-core wrote says that upgrading is the fix.
+:mod:`clue_core.record` declares each file's fields once, as typed class attributes
+(``seed: int | None = field(INT)``): that one line names the field, says what it reads as, and
+is what the reader and the writer check. A failure is one InputError naming the file, the field
+(``data.files``, ``scores[1]``) and, for JSON Lines, the line. The rules are the ones the report
+checked before the record had one reader: every number finite (NaN would average into every
+group score), and a field of the wrong type in a run a newer clue-core wrote says that upgrading
+is the fix.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,51 +59,122 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(value), repr(value))
 
 
-class Check:
-    """Field checks of one object of one file; each failure is one InputError naming file and field."""
+def no_value() -> None:
+    """What an absent field reads as when it is not its kind's empty value (``splits``: None, not [])."""
+    return None
 
-    def __init__(self, path: Path, data: dict[str, Any], hint: str = "", line: int | None = None,
-                 prefix: str = "") -> None:
-        self.path, self.data, self.hint, self.line, self.prefix = path, data, hint, line, prefix
 
-    def fail(self, field: str, expected: str, value: Any) -> InputError:
-        return InputError(self.path, f"expected {expected}, got {_kind(value)}{self.hint}",
-                          field=f"{self.prefix}{field}", line=self.line)
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A JSON type: the test a value passes, its words in a refusal, and what an absent field reads as.
 
-    def within(self, key: str) -> Check:
-        """The checks of the object under ``key`` (checked to be one), its fields named ``key.field``."""
-        self.of_type(key, dict, "an object")
-        return Check(self.path, self.data.get(key) or {}, self.hint, self.line, f"{self.prefix}{key}.")
+    ``items`` checks each item of a list or value of an object; ``fields`` the fields of an object.
+    """
 
-    def finite(self) -> None:
-        """No NaN or Infinity anywhere: no clue-core writes one (its JSON writers refuse them), and a
-        metric or the report would average one into a score or write a file browsers cannot read."""
-        found = non_finite(self.data)
-        if found is not None:
-            raise self.fail(found[0], "a finite number", found[1])
+    expected: str
+    test: Callable[[Any], bool]
+    empty: Callable[[], Any] = no_value
+    read: Callable[[Any], Any] | None = None
+    items: Kind | None = None
+    fields: tuple[Field, ...] = ()
+    got: Callable[[Any], str] = _kind  # how the refused value is shown
+    missing: str | None = None  # the message when a required field is absent (else the test's)
 
-    def strings(self, key: str) -> None:
-        """A list of texts (notes, file names, the command's words)."""
-        self.of_type(key, list, "a list")
-        for index, item in enumerate(self.data.get(key) or ()):
-            if not isinstance(item, str):
-                raise self.fail(f"{key}[{index}]", "a string", item)
+    def named(self, expected: str) -> Kind:
+        """The same test, said otherwise in a refusal (a text field that is "a name")."""
+        return replace(self, expected=expected)
 
-    def name(self, key: str, *, required: bool = False) -> None:
-        value = self.data.get(key)
-        if not (isinstance(value, str) and value) and (required or value is not None):
-            raise self.fail(key, "a name", value)
 
-    def of_type(self, key: str, kind: type, expected: str) -> None:
-        value = self.data.get(key)
-        if value is not None and (not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)):
-            raise self.fail(key, expected, value)
+class Field:
+    """One field of a record file: its key, its :class:`Kind`, whether it must be there; read as an attribute."""
 
-    def numbers(self, key: str, *, nullable: bool) -> None:
-        self.of_type(key, dict, "an object")
-        for name, value in (self.data.get(key) or {}).items():
-            if not (is_number(value) or (nullable and value is None)):
-                raise self.fail(f"{key}.{name}", "a number or null" if nullable else "a number", value)
+    __slots__ = ("empty", "key", "kind", "name", "read", "required")
+
+    def __init__(self, kind: Kind, key: str | None, required: bool, read: Callable[[Any], Any] | None,
+                 empty: Callable[[], Any] | None) -> None:
+        self.kind, self.key, self.required, self.name = kind, key or "", required, key or ""
+        self.read, self.empty = read or kind.read, empty or kind.empty
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.key = name, self.key or name
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            return self
+        value = record.data.get(self.key)
+        if value is None:
+            return self.empty()
+        return self.read(value) if self.read else value
+
+
+def field(kind: Kind, *, key: str | None = None, required: bool = False, read: Callable[[Any], Any] | None = None,
+          empty: Callable[[], Any] | None = None) -> Any:
+    """Declare a field (typed as the attribute's annotation says): ``key`` when the file names it otherwise."""
+    return Field(kind, key, required, read, empty)
+
+
+def obj(**fields: Any) -> Kind:
+    """An object whose own fields are declared too (``partial``'s ``limit``)."""
+    for name, declared in fields.items():
+        declared.__set_name__(object, name)
+    return Kind("an object", lambda v: isinstance(v, dict), dict, fields=tuple(fields.values()))
+
+
+def _is(kind: type) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, kind) and (kind is bool or not isinstance(v, bool))
+
+
+ANY = Kind("anything", lambda v: True, missing="missing")
+NAME = Kind("a name", lambda v: isinstance(v, str) and v != "")
+TEXT = Kind("a string", _is(str))
+INT = Kind("an integer", _is(int))
+BOOL = Kind("true or false", _is(bool), bool, bool)
+NUMBER = Kind("a number", is_number)
+OBJECT = Kind("an object", _is(dict), dict)
+LIST = Kind("a list", _is(list), list)
+STRINGS = Kind("a list", _is(list), list, lambda v: [str(x) for x in v], items=TEXT)
+COUNTS = Kind("an object", _is(dict), dict, items=NUMBER)
+SCORES = Kind("an object", _is(dict), dict, items=Kind("a number or null", lambda v: v is None or is_number(v)))
+
+
+@dataclass(frozen=True, slots=True)
+class At:
+    """Where a check is: the file, the newer writer's clause (if any), the line of a JSON Lines record."""
+
+    path: Path
+    hint: str = ""
+    line: int | None = None
+
+    def fail(self, name: str, expected: str, value: Any, got: Callable[[Any], str] = _kind) -> InputError:
+        return InputError(self.path, f"expected {expected}, got {got(value)}{self.hint}", field=name, line=self.line)
+
+
+def check_fields(at: At, data: dict[str, Any], fields: tuple[Field, ...], prefix: str = "") -> None:
+    """Each declared field of ``data``; an absent or null optional one passes, unknown fields pass."""
+    for declared in fields:
+        name, value = f"{prefix}{declared.key}", data.get(declared.key)
+        if declared.required and declared.kind.missing and declared.key not in data:
+            raise InputError(at.path, declared.kind.missing, field=name, line=at.line)
+        if value is not None or declared.required:
+            check_value(at, name, value, declared.kind)
+
+
+def check_value(at: At, name: str, value: Any, kind: Kind) -> None:
+    if not kind.test(value):
+        raise at.fail(name, kind.expected, value, kind.got)
+    if kind.items is not None:
+        for key, item in enumerate(value) if isinstance(value, list) else value.items():
+            check_value(at, f"{name}[{key}]" if isinstance(value, list) else f"{name}.{key}", item, kind.items)
+    if kind.fields:
+        check_fields(at, value, kind.fields, f"{name}.")
+
+
+def check_finite(at: At, data: dict[str, Any]) -> None:
+    """No NaN or Infinity anywhere: no clue-core writes one (its JSON writers refuse them), and a
+    metric or the report would average one into a score or write a file browsers cannot read."""
+    found = non_finite(data)
+    if found is not None:
+        raise at.fail(found[0], "a finite number", found[1])
 
 
 class NewerRecord(InputError):
@@ -154,105 +230,3 @@ def non_finite(data: Any) -> tuple[str, Any] | None:
         elif isinstance(value, list):
             named.extend((f"{at}[{index}]", item) for index, item in enumerate(value))
     return None
-
-
-def check_primary(check: Check) -> None:
-    """``primary`` is ``dev[primary_metric]``: the summary prints the one and the HTML report the other,
-    so a file where they disagree (or the metric is not in ``dev``) would show two scores."""
-    metrics = check.data
-    primary, dev, name = metrics.get("primary"), metrics.get("dev") or {}, metrics["primary_metric"]
-    if primary is None and dev.get(name) is None:
-        return
-    if name not in dev:
-        raise InputError(check.path, f"{name!r} is not one of dev's metrics ({', '.join(dev) or 'none'})"
-                         f"{check.hint}", field="primary_metric")
-    if primary is None or dev[name] is None or abs(primary - dev[name]) > 1e-9:
-        raise InputError(check.path, f"{json.dumps(primary)}, but dev.{name} is {json.dumps(dev[name])} (the same "
-                         f"score, written twice: one was edited){check.hint}", field="primary")
-
-
-# -- the files' fields ---------------------------------------------------------------------
-
-
-def check_manifest(path: Path, data: dict[str, Any]) -> None:
-    """``manifest.json``: its schema and the type of every field clue-core writes; unknown fields pass."""
-    check_schema(path, data)
-    check = Check(path, data, newer_writer(data))
-    for key in ("status", "task", "model", "clue_core", "kind", "model_spec"):
-        check.name(key)
-    for key in ("seed", "world_size"):
-        check.of_type(key, int, "an integer")
-    check.of_type("no_train", bool, "true or false")
-    for key in ("started", "finished", "python", "platform"):
-        check.of_type(key, str, "a string")
-    for key in ("settings", "setting_sources", "schedule", "test_versions", "model_info", "plugins", "repeat"):
-        check.of_type(key, dict, "an object")
-    for key in ("setting", "value"):
-        if "repeat" in data and not isinstance(data["repeat"].get(key), str):
-            raise check.fail(f"repeat.{key}", "a name", data["repeat"].get(key))
-    check.numbers("counts", nullable=False)
-    for key in ("submission_files", "notes", "command", "splits"):
-        check.strings(key)
-    partial = check.within("partial")
-    partial.of_type("limit", int, "an integer")
-    source = check.within("data")
-    source.name("source")
-    for key in ("data_dir", "user_data_dir"):
-        source.of_type(key, str, "a string")
-    source.of_type("files", dict, "an object")
-    check.finite()
-
-
-def check_metrics(path: Path, data: dict[str, Any], manifest: dict[str, Any] | None) -> None:
-    """``metrics.json``: the field types the report, the run table and compare read.
-
-    ``manifest`` (the run's) names a newer writer in the message when one wrote it.
-    """
-    check_schema(path, data)
-    check = Check(path, data, newer_writer(manifest))
-    check.name("task", required=True)
-    check.name("primary_metric", required=True)
-    check.name("model")
-    check.name("split")
-    check.of_type("model_category", str, "a string")  # "" for a model spec that declares none
-    if data.get("primary") is not None and not is_number(data["primary"]):
-        raise check.fail("primary", "a number or null", data["primary"])
-    if data.get("train_seconds") is not None and not is_number(data["train_seconds"]):
-        raise check.fail("train_seconds", "a number", data["train_seconds"])
-    check.numbers("dev", nullable=True)
-    check.of_type("scored_splits", list, "a list")
-    for index, split in enumerate(data.get("scored_splits") or ()):
-        if not isinstance(split, str) or split in ("dev", "counts", "task", "model", "primary", "scored_splits"):
-            raise check.fail(f"scored_splits[{index}]", "the name of a labelled split besides dev", split)
-        check.numbers(split, nullable=True)  # its scores, as dev's
-    check_primary(check)
-    check.numbers("counts", nullable=False)
-    for key in ("partial", "sample"):
-        check.of_type(key, bool, "true or false")
-    for key in ("report_settings", "model_info"):
-        check.of_type(key, dict, "an object")
-    check.of_type("leaderboards", list, "a list")
-    for index, board in enumerate(data.get("leaderboards") or ()):
-        if not isinstance(board, dict):
-            raise check.fail(f"leaderboards[{index}]", "an object", board)
-        for key in ("benchmark", "group"):
-            if not isinstance(board.get(key), str):
-                raise check.fail(f"leaderboards[{index}].{key}", "a name", board.get(key))
-    check.finite()
-
-
-def check_prediction(path: Path, data: dict[str, Any], line: int) -> None:
-    """One line of a predictions file: an id, a prediction, and no NaN or Infinity anywhere (no
-    clue-core writes one; a metric or the report would average it into a score)."""
-    check = Check(path, data, line=line)
-    raw_id = data.get("id")
-    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-        raise InputError(path, f"expected a string or integer id, got {raw_id!r}", line=line, field="id")
-    if "prediction" not in data:
-        raise InputError(path, "missing", line=line, field="prediction")
-    check.of_type("scores", list, "a list")
-    for index, score in enumerate(data.get("scores") or ()):
-        if not is_number(score):
-            raise check.fail(f"scores[{index}]", "a number", score)
-    check.of_type("scoring", dict, "an object")
-    check.finite()

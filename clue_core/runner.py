@@ -11,7 +11,6 @@ behind; an interrupted one leaves its staging folder for ``--resume``.
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import shutil
 import time
@@ -41,7 +40,7 @@ from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.repeats import summary_line
 from clue_core.results import TaskResult, results_table
-from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete, remove_path
+from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete
 from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED, redact_command
 from clue_core.specs import ModelSpec, TaskSpec
@@ -77,8 +76,8 @@ def _check_state(paths: RunPaths, request: RunRequest) -> bool:
     return False
 
 
-def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan) -> None:
-    data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample)
+def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel: Kernel) -> None:
+    data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample, fetchers=kernel.fetchers)
     plan.data_dir = data_dir
     for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
         if split in ("train", "dev") or (split in task.scored_splits and split in plan.predict):  # as --splits says
@@ -160,7 +159,7 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
             else:
                 plan.resume = request.resume and plan.paths.interrupted()
             settle_splits(plan, request)  # a resumed run keeps the splits it started with
-            _read_task_data(plan.task, request, plan)
+            _read_task_data(plan.task, request, plan, kernel)
             if plan.resume:
                 check_resume_matches(plan, request)
             plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.values_for(model.settings))
@@ -240,17 +239,13 @@ def _finished_result(plan: TaskPlan) -> TaskResult:
 
 def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskPlan, rank: int, world: int,
               echo: Echo) -> TaskResult:
+    """Read → fit → predict → score, between the writer's two entries: its start (a fresh staging folder
+    and the started manifest) and its finish (every file, then the run put in place)."""
     task, paths, main = plan.task, plan.paths, rank == 0
     staging = paths.staging
-    created = False
-    writer = RunWriter(kernel, request, model, plan, world, main=main)
+    fresh = main and not plan.resume  # the writer makes a new staging folder: a failure removes it
     try:
-        if main and not plan.resume:
-            if os.path.lexists(staging):  # --overwrite asked to discard an interrupted run (or it was empty)
-                remove_path(staging)
-            staging.mkdir(parents=True)
-            created = True
-        writer.start()
+        writer = RunWriter.start(kernel, request, model, plan, world, main=main)
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
@@ -271,16 +266,14 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         scored = scorer.results(plan.learner, {v: part.examples for v, part in plan.tests.items()}, context,
                                 {s: plan.splits[s].examples for s in task.scored_splits if s in plan.splits})
         metrics, files = writer.finish(scored, train_seconds)
-        if main:
-            paths.publish()
     except OSError as exc:
-        if created:
+        if fresh:
             shutil.rmtree(staging, ignore_errors=True)
         from clue_core.atomic import disk_fault_message  # names the file and says what to free
 
         raise ClueError(disk_fault_message(f"{task.name}: cannot write the run", exc)) from None
     except ClueError:
-        if created:
+        if fresh:
             shutil.rmtree(staging, ignore_errors=True)
         raise
     return TaskResult.of(paths.final, metrics, files, plan.notes, splits=plan.predict)
