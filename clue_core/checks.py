@@ -200,6 +200,11 @@ def _command_problems(command: CommandSpec) -> list[str]:
     return problems
 
 
+def _fetcher_problems(fetcher: Any) -> list[str]:
+    return [f"{name} must be 'module:attr', got {getattr(fetcher, name)!r}" for name in ("fetch", "location")
+            if (name == "fetch" or fetcher.location is not None) and not _is_ref(getattr(fetcher, name))]
+
+
 def _section_problems(section: ReportSectionSpec) -> list[str]:
     problems = _tuple_problems(section)
     refs = ("build", "html") + (("markdown",) if section.markdown is not None else ())
@@ -222,6 +227,8 @@ def spec_problems(kernel: Registry, registry: str, spec: Any) -> list[str]:
         return _command_problems(spec)
     if registry == "report_sections":
         return _section_problems(spec)
+    if registry == "fetchers":
+        return _fetcher_problems(spec)
     return _writer_problems(spec)
 
 

@@ -1,5 +1,5 @@
-"""The ``clue-core`` command line: list, info, check, download, run, evaluate, submit, and the commands
-plugins add through the ``clue_commands`` hook (``report``, ``compare``).
+"""The ``clue-core`` command line: list, info, check, run, and the commands plugins add
+through the ``clue_commands`` hook (``download``, ``evaluate``, ``submit``, ``report``, ``compare``).
 
 Only click and the kernel are imported at start-up; each command imports what it needs,
 so ``clue-core list`` and ``--help`` never load torch or transformers. Every
@@ -19,12 +19,13 @@ from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 from clue_core.table import printable
 
-LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections")
+LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections", "fetchers")
 
 
 #: Commands that plugins of this project provide, and the plugin to install for each.
 PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
-                "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard"}
+                "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard",
+                "download": "clue-data"}
 
 
 class ClueGroup(click.Group):
@@ -166,16 +167,15 @@ def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
 @click.pass_context
 def info(ctx: click.Context, task_name: str, model: str | None, as_json: bool) -> None:
     """Show a task: kind, labels, metrics, data, submission files, settings."""
-    from clue_core import data
-    from clue_core.describe import settings_rows, spec_dict, task_lines
+    from clue_core.describe import fetched_folder, settings_rows, spec_dict, task_lines
 
     kernel = get_kernel(ctx)
     task = kernel.task(task_name)
-    cached = data.cached_task_dir(task)
+    cached = fetched_folder(kernel, task)
     settings = settings_rows(kernel, task, model) if model else None
     if as_json:
         return echo_json({**spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
-                          "cached": str(cached) if cached.is_dir() else None,
+                          "cached": str(cached) if cached is not None and cached.is_dir() else None,
                           **({"resolved_settings": settings} if settings is not None else {})})
     lines = task_lines(kernel, task, cached)
     if settings is not None:
@@ -210,29 +210,6 @@ def check(ctx: click.Context, tasks: tuple[str, ...], data_dir: Path | None) -> 
         click.echo(f"error: {problem}", err=True)
     if problems:
         ctx.exit(2)
-
-
-# -- download ----------------------------------------------------------------------------
-
-
-@cli.command()
-@click.argument("tasks", nargs=-1, metavar="TASK…")
-@click.option("--all", "all_tasks", is_flag=True, help="Every task that has an official archive.")
-@click.pass_context
-def download(ctx: click.Context, tasks: tuple[str, ...], all_tasks: bool) -> None:
-    """Download, verify and extract official task data into the cache ($CLUE_HOME)."""
-    from clue_core import data
-
-    kernel = get_kernel(ctx)
-    if all_tasks:
-        specs = [t for t in kernel.tasks.values() if t.source]
-    elif tasks:
-        specs = [kernel.task(name) for name in tasks]
-    else:
-        raise ClueError("name the tasks to download, or pass --all")
-    for task in specs:
-        folder = data.ensure_task_data(task, progress=sys.stderr.isatty())
-        click.echo(f"{task.name}: {folder}")
 
 
 # -- run ---------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Where a task's files come from: bundled samples, the user's folder or zip, or the cache.
+"""Where a task's files come from: bundled samples, the user's folder or zip, or a fetcher.
 
-Official archives are downloaded (:mod:`clue_core.download`) into
-``clue_home()/downloads/`` and unpacked (:mod:`clue_core.archive`) into
-``clue_home()/data/<task>/``; a user's own zip (``--data-dir x.zip``) is unpacked into
-``clue_home()/extracted/<sha256>/``. This module decides which folder a task reads, keeps
-processes from doing the same work at once, and words failures for the user: every one
+A user's own zip (``--data-dir x.zip``) is unpacked (:mod:`clue_core.archive`) into
+``clue_home()/extracted/<sha256>/``. With no folder and no sample, a fetcher plugin (the
+``clue_data_fetchers`` hook, :mod:`clue_core.fetching`; ``clue-data`` downloads the official
+archives) brings the task's files. This module decides which folder a task reads, keeps
+processes from unpacking the same zip at once, and words failures for the user: every one
 is a :class:`DataError` with one line the CLI can print, and a failure to write under the
 cache names the cache (and ``$CLUE_HOME``), since that is what the user can change.
 
@@ -21,39 +21,36 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import importlib.resources
 import os
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from clue_core import archive
+from clue_core import archive, fetching
 from clue_core.archive import JUNK_NAMES, JUNK_PARTS, is_junk, safe_extract
-from clue_core.download import BACKOFF_SECONDS, DATA_URL_ENV, download_source, file_digests, source_urls
 from clue_core.errors import DataError, InputError
 
 if TYPE_CHECKING:
+    from clue_core.fetching import FetcherSpec
     from clue_core.specs import TaskSpec
 
 __all__ = [
-    "BACKOFF_SECONDS",  # re-exported for old callers; set clue_core.download.BACKOFF_SECONDS to change it
-    "DATA_URL_ENV",
     "JUNK_NAMES",
     "JUNK_PARTS",
-    "cached_task_dir",
     "clue_home",
     "describe_input_error",
     "display_path",
-    "download_source",
-    "ensure_task_data",
     "file_checksums",
+    "file_digests",
+    "filling_cache",
     "find_file",
     "is_junk",
     "resolve_task_data",
     "safe_extract",
     "sample_dir",
-    "source_urls",
 ]
 
 
@@ -94,6 +91,16 @@ def sample_dir(task: TaskSpec) -> Path:
     if not path.is_dir():
         raise DataError(f"task {task.name}: bundled sample folder {path} is missing")
     return path
+
+
+def file_digests(path: Path, algorithms: Iterable[str]) -> dict[str, str]:
+    """Hex digests of a file for several algorithms, reading it once (archives can be 140 MB)."""
+    hashers = {name: hashlib.new(name) for name in algorithms}
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
 
 
 def file_checksums(paths: Iterable[str | Path]) -> dict[str, str]:
@@ -178,26 +185,15 @@ def drop_refused() -> None:
             archive.drop_unless_held(root)
 
 
-# --------------------------------------------------------------------------- the cache
+# --------------------------------------------------------------------------- writing under the cache
 
 
-def cached_task_dir(task: TaskSpec) -> Path:
-    """Where ``ensure_task_data`` keeps a task's extracted files (it may not exist yet)."""
-    return clue_home() / "data" / task.name
-
-
-def ensure_task_data(task: TaskSpec, *, progress: bool = True) -> Path:
-    """The task's extracted official files, downloading and unpacking them on first use."""
-    folder = cached_task_dir(task)
-    if folder.is_dir():
-        return folder
-    if task.source is None:
-        raise DataError(f"task {task.name} has no download source: get its files yourself and pass --data-dir")
-    with _writing_cache(), _exclusive(task.source.filename):
-        if not folder.is_dir():  # else another process finished while we waited
-            downloaded = download_source(task.source, clue_home() / "downloads", progress=progress)
-            safe_extract(downloaded, folder)
-    return folder
+@contextlib.contextmanager
+def filling_cache(name: str) -> Iterator[None]:
+    """Hold the cache's lock on ``name`` (one archive) while unpacking or downloading it under
+    :func:`clue_home`; a failure to write there is one :class:`DataError` naming the cache."""
+    with _writing_cache(), _exclusive(name):
+        yield
 
 
 @contextlib.contextmanager
@@ -268,14 +264,16 @@ def resolve_task_data(
     *,
     data_dir: Path | None = None,
     sample: bool = False,
+    fetchers: Mapping[str, FetcherSpec] | None = None,
     download: bool = True,
 ) -> Path:
     """The folder a task's reader should read.
 
     ``sample`` picks the bundled sample. ``data_dir`` may be the task's own extracted
     folder, a zip of it, or a parent folder holding ``<task>/`` (or the official folder or
-    zip name), so one ``--data-dir ~/clue`` serves several tasks. Otherwise the cache is
-    used, downloading into it unless ``download`` is false.
+    zip name), so one ``--data-dir ~/clue`` serves several tasks. Otherwise one of
+    ``fetchers`` (the kernel's registry of them) brings the files; with ``download`` false it
+    only says where they already are.
     """
     if sample:
         if data_dir is not None:
@@ -283,15 +281,16 @@ def resolve_task_data(
         return sample_dir(task)
     if data_dir is not None:
         return _user_data(task, Path(data_dir).expanduser())
-    cached = cached_task_dir(task)
-    if cached.is_dir():
-        return cached
+    fetcher = fetching.choose(task, fetchers or {})
     if not download:
+        where = fetching.location(fetcher, task)
+        if where is not None and where.is_dir():
+            return where
         raise DataError(
             f"no data for task {task.name} in {clue_home()}: run `clue-core download {task.name}` "
             "or pass --data-dir with your copy"
         )
-    return ensure_task_data(task)
+    return fetching.fetch(fetcher, task, progress=True)
 
 
 def _not_files(folder: Path, names: Iterable[str]) -> str:
@@ -386,7 +385,7 @@ def _extract_user_zip(zip_path: Path) -> Path:
         raise DataError(f"{zip_path}: cannot read ({exc.strerror})") from None
     folder = clue_home() / "extracted" / digest
     if not archive.hold(folder):  # held while this process reads it, so a refusal elsewhere keeps it
-        with _writing_cache(), _exclusive(f"extract-{digest}"):
+        with filling_cache(f"extract-{digest}"):
             if not archive.hold(folder):  # else another process finished while we waited
                 safe_extract(zip_path, folder)
                 archive.hold(folder)

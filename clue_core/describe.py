@@ -43,6 +43,8 @@ def registry_table(kernel: Kernel, what: str) -> list[list[str]]:
             table.append([name, ", ".join(m.kinds) or "any", owner[name], m.description])
     elif what == "commands":
         table = [["command", "plugin", "help"]] + [[n, owner[n], c.help] for n, c in registry.items()]
+    elif what == "fetchers":
+        table = [["fetcher", "plugin", "help"]] + [[n, owner[n], f.help] for n, f in registry.items()]
     elif what == "report_sections":
         table = [["section", "title", "reads", "plugin", "description"]] + [
             [n, r.title, ", ".join(map(str, r.inputs)) or "-", owner[n], r.description] for n, r in registry.items()]
@@ -68,7 +70,19 @@ def spec_dict(spec: Any) -> dict[str, Any]:
     return json.loads(json.dumps(spec.as_dict(), default=str))
 
 
-def task_lines(kernel: Kernel, task: TaskSpec, cached: Path) -> list[str]:
+def fetched_folder(kernel: Kernel, task: TaskSpec) -> Path | None:
+    """Where the installed fetcher keeps ``task``'s files (they may not be there yet); ``None`` when no
+    fetcher is chosen (none installed, or several and no ``$CLUE_FETCHER``) or it does not say."""
+    from clue_core import fetching
+    from clue_core.errors import DataError
+
+    try:
+        return fetching.location(fetching.choose(task, kernel.fetchers), task)
+    except DataError:
+        return None
+
+
+def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]:
     """``info TASK``: the task's kind, labels, metrics, test files, data and settings, one per line."""
     from clue_core import data
 
@@ -97,12 +111,15 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path) -> list[str]:
         lines.append(f"  data:             {task.source.url} ({size}, {checksum})")
     if task.data_files:
         lines.append(f"  data files:       {', '.join(task.data_files)}")
-    if cached.is_dir():
+    if cached is not None and cached.is_dir():
         lines.append(f"  cached:           {cached}")
         for path in sorted(p for p in cached.rglob("*") if p.is_file() and not data.is_junk(p.relative_to(cached))):
             lines.append(f"    {path.relative_to(cached)}  {path.stat().st_size:,} bytes")
+    elif task.source and not kernel.fetchers:
+        lines.append("  cached:           no (to fetch it: pip install ./plugins/clue-data)")
     elif task.source:
-        lines.append(f"  cached:           no (clue-core download {task.name})")
+        lines.append(f"  cached:           no (clue-core download {task.name})" if "download" in kernel.commands
+                     else "  cached:           no (fetched on first run)")
     else:
         lines.append("  cached:           no official archive: use --data-dir or --sample")
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")

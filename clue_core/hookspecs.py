@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from clue_core.fetching import FetcherSpec
     from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
 NAME = "clue_core"
@@ -71,3 +72,13 @@ def clue_commands() -> list[CommandSpec]:
 @hookspec
 def clue_report_sections() -> list[ReportSectionSpec]:
     """The views this plugin adds to ``clue-core report`` (see :class:`~clue_core.specs.ReportSectionSpec`)."""
+
+
+@hookspec
+def clue_data_fetchers() -> list[FetcherSpec]:
+    """Where tasks' official files come from when the user names no folder and no sample (``clue-data``).
+
+    Each :class:`~clue_core.fetching.FetcherSpec` names ``fetch(task, *, progress) -> Path``, the folder
+    holding the task's files (downloaded from ``task.source`` or a mirror), imported only when a run
+    needs it; without a fetcher such a run says to install one or pass ``--data-dir`` / ``--sample``.
+    """

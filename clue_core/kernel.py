@@ -18,6 +18,7 @@ import pluggy
 
 from clue_core import hookspecs
 from clue_core.errors import ClueError, PluginError, UnknownNameError, did_you_mean
+from clue_core.fetching import FetcherSpec
 from clue_core.specs import (
     MODEL_FILE,
     CommandSpec,
@@ -36,10 +37,11 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_submission_writers": ("writers", SubmissionWriterSpec, "writer"),
     "clue_commands": ("commands", CommandSpec, "command"),
     "clue_report_sections": ("report_sections", ReportSectionSpec, "report section"),
+    "clue_data_fetchers": ("fetchers", FetcherSpec, "fetcher"),
 }
 
 #: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
-BUILTIN_COMMANDS = frozenset({"list", "info", "check", "download", "run"})
+BUILTIN_COMMANDS = frozenset({"list", "info", "check", "run"})
 
 
 HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}
@@ -101,6 +103,7 @@ class Kernel:
         self.writers: dict[str, SubmissionWriterSpec] = {}
         self.commands: dict[str, CommandSpec] = {}
         self.report_sections: dict[str, ReportSectionSpec] = {}
+        self.fetchers: dict[str, FetcherSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
         if entrypoints:
             self.load_entrypoints()
@@ -251,7 +254,7 @@ class Kernel:
         """
         from clue_core.checks import spec_problems
 
-        for registry_name in ("writers", "metrics", "models", "tasks", "commands", "report_sections"):
+        for registry_name in ("writers", "metrics", "models", "tasks", "commands", "report_sections", "fetchers"):
             registry = getattr(self, registry_name)
             for name, spec in list(registry.items()):
                 problems = spec_problems(self, registry_name, spec)

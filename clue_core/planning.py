@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core import data
+from clue_core import data, fetching
 from clue_core.errors import ClueError
 from clue_core.inner_models import in_namespace
 from clue_core.kernel import Kernel
@@ -328,16 +328,13 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
     return load
 
 
-def describe_data(task: TaskSpec, request: RunRequest) -> str:
+def describe_data(task: TaskSpec, request: RunRequest, fetchers: Mapping[str, fetching.FetcherSpec]) -> str:
     """Where the data will come from, without downloading anything (for ``--dry-run``)."""
     if request.sample:
         return f"bundled sample ({data.sample_dir(task)})"
     if request.data_dir:
         return str(request.data_dir)
-    cached = data.cached_task_dir(task)
-    if cached.is_dir():
-        return str(cached)
-    return f"{cached} (downloaded on first run from {task.source.url if task.source else 'nowhere: no source'})"
+    return fetching.describe(task, fetchers)
 
 
 def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
@@ -346,7 +343,7 @@ def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
     return [{
         "task": plan.task.name,
         "model": model.name if argument is None else f"{model.name} ({argument})",
-        "data": describe_data(plan.task, request),
+        "data": describe_data(plan.task, request, kernel.fetchers),
         "run_dir": str(plan.paths.final),
         "train": model.trains and not request.no_train,
         "seed": request.seed,

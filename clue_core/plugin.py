@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, DataError, InputError
+from clue_core.fetching import FetcherSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
 from clue_core.registry import Registry
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core import __version__, api
     from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
-    from clue_core.data import find_file, resolve_task_data
+    from clue_core.data import clue_home, file_digests, filling_cache, find_file, resolve_task_data, safe_extract
     from clue_core.examples import (
         ClassificationExample,
         Example,
@@ -130,6 +131,8 @@ _LAZY = {
     "no_test_label": "clue_core.splits:dev_only",
     "task_for_repeat": "clue_core.repeats:for_value",
     "__version__": "clue_core",
+    # a data fetcher (clue-data): the cache folder, its lock and write-failure wording, checksums, safe unzip
+    **dict.fromkeys(("clue_home", "filling_cache", "file_digests", "safe_extract"), "clue_core.data"),
 }
 #: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
 _LAZY_MODULES = {"api": "clue_core.api"}
@@ -155,6 +158,7 @@ __all__ = [
     "DataSource",
     "Example",
     "ExampleId",
+    "FetcherSpec",
     "FiniteFloat",
     "InputError",
     "Leaderboard",
@@ -186,8 +190,11 @@ __all__ = [
     "api",
     "apply_umask",
     "atomic_open",
+    "clue_home",
     "disk_fault_message",
     "field",
+    "file_digests",
+    "filling_cache",
     "find_file",
     "format_table",
     "gold_of",
@@ -207,6 +214,7 @@ __all__ = [
     "redact_text",
     "resolve",
     "resolve_task_data",
+    "safe_extract",
     "score",
     "task_for_repeat",
     "write_json",

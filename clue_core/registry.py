@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from clue_core.fetching import FetcherSpec
     from clue_core.specs import MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
 
@@ -44,6 +45,10 @@ class Registry(Protocol):
     @property
     def report_sections(self) -> Mapping[str, ReportSectionSpec]:
         """Every registered ``clue-core report`` section by name."""
+
+    @property
+    def fetchers(self) -> Mapping[str, FetcherSpec]:
+        """Every registered data fetcher by name: pass it to ``resolve_task_data(..., fetchers=)``."""
 
     @property
     def owner(self) -> Mapping[tuple[str, str], str]:

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clue_core import data
 from clue_core.cli import cli
 from clue_core.data import sample_dir
 from clue_core.hookspecs import hookimpl
 from clue_core.specs import DataSource, TaskSpec
+from clue_data import download
 from clue_tasks_classic.catalog import TASKS, task
 from tests.classic.helpers import TASK_NAMES, raw_records, sample_file
 from tests.support.local_http import LocalServer
@@ -154,7 +154,7 @@ def test_download_then_run_against_a_local_server(
             return [served]
 
     isolated_kernel.register(ServedTasks(), "classic-served")
-    monkeypatch.setattr(data, "BACKOFF_SECONDS", 0.0)
+    monkeypatch.setattr(download, "BACKOFF_SECONDS", 0.0)
     with LocalServer({official.source.filename: archive}) as server:
         monkeypatch.setenv("CLUE_DATA_URL", server.url)
         result = run_cli("run", name, "--model", "baseline", "--output-dir", tmp_path / "runs", kernel=isolated_kernel)

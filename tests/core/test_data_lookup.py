@@ -140,13 +140,6 @@ def test_data_dir_problems_name_the_path(tmp_path: Path, home: Path) -> None:
         resolve_task_data(AFQMC, data_dir=broken)
 
 
-def test_no_download_without_cache_says_what_to_do(home: Path) -> None:
-    with pytest.raises(DataError, match="run `clue-core download afqmc` or pass --data-dir"):
-        resolve_task_data(AFQMC, download=False)
-    (home / "data" / "afqmc").mkdir(parents=True)
-    assert resolve_task_data(AFQMC, download=False) == home / "data" / "afqmc"
-
-
 def test_sample_uses_the_bundled_folder(home: Path) -> None:
     import email.mime
 

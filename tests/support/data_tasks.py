@@ -1,4 +1,4 @@
-"""The tasks and archives the data-layer tests (``tests/core/test_data_*.py``) share.
+"""The tasks and archives the data-layer tests (``tests/core/test_data_*.py``, ``tests/data/``) share.
 
 Small AFQMC / CMNLI zips in the official layouts (with macOS junk to skip), the task objects
 that describe them, the real ``TaskSpec`` a CLI test registers, and the isolated cache home.
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from clue_core import data
-from clue_core import download as download_module
 from clue_core.specs import DataSource as Source  # the real one: the data layer reads its fields
+from clue_data import download as download_module
 from tests.support.local_http import zip_bytes
 
 REAL_SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "real-samples"

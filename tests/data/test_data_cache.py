@@ -1,8 +1,9 @@
-"""The data layer's cache: download + unpack once, locks, and write failures that name the cache.
+"""clue-data's cache: download + unpack once, locks, and write failures that name the cache.
 
-Downloading itself is tested in test_download.py and unpacking in test_archive.py; here
-they are driven through ensure_task_data / resolve_task_data as the runner uses them.
-The rest of the data layer: test_data_lookup.py (--data-dir), test_data_user_zip.py, test_data_cli.py.
+Downloading itself is tested in test_download.py and unpacking in tests/core/test_archive.py; here
+they are driven through ensure_task_data / resolve_task_data (with clue-data's fetcher) as the runner
+uses them. The rest of the data layer: tests/core/test_data_lookup.py (--data-dir),
+tests/core/test_data_user_zip.py, test_data_cli.py.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from pathlib import Path
 import pytest
 
 from clue_core import archive
-from clue_core.data import ensure_task_data, find_file, resolve_task_data
+from clue_core.data import find_file, resolve_task_data
 from clue_core.errors import DataError
+from clue_data.cache import ensure_task_data
+from clue_data.hooks import OFFICIAL
+
+FETCHERS = {OFFICIAL.name: OFFICIAL}  # the kernel's registry when clue-data is installed
 
 try:
     from tests.support.data_tasks import (
@@ -70,7 +75,7 @@ def test_ensure_task_data_downloads_verifies_and_extracts_via_clue_data_url(
     with LocalServer({task.source.filename: archive_bytes}) as server:
         monkeypatch.setenv("CLUE_DATA_URL", server.url.rstrip("/"))
         folder = ensure_task_data(task, progress=False)
-        again = resolve_task_data(task)  # cached: no second request
+        again = resolve_task_data(task, fetchers=FETCHERS)  # cached: no second request
         requests = server.requests
 
     assert folder == again == home / "data" / task.name

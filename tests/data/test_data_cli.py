@@ -1,4 +1,4 @@
-"""The data layer through the CLI: `clue-core download` against a served archive, `run --data-dir`."""
+"""The data layer through the CLI: clue-data's `clue-core download` against a served archive, `run --data-dir`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clue_core import download as download_module
 from clue_core.hookspecs import hookimpl
+from clue_data import download as download_module
 
 try:
     from tests.support.data_tasks import AFQMC, AFQMC_FILES, AFQMC_ZIP, REAL_SAMPLES, listing, registered, task_for

@@ -1,6 +1,6 @@
 """Fetch an archive over HTTP: resumable, retried, verified, from the first URL that works.
 
-Kept apart from the cache logic (:mod:`clue_core.data`) because it is the only code that
+Kept apart from the cache fill (:mod:`clue_data.cache`) because it is the only code that
 talks to the network; its rules are:
 
 * bytes stream into ``<dest>.part``, and an interrupted transfer resumes with a ``Range``
@@ -14,28 +14,25 @@ talks to the network; its rules are:
 
 Failures are :class:`DataError`. A failure to write the local file chains the ``OSError``
 as ``__cause__``, so the caller that owns the folder (the data cache) can name it.
-Stdlib only; ``urllib.request`` and click are imported only when used, to keep
-``clue-core list`` fast.
+Stdlib only; ``urllib.request`` and click are imported only when used.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clue_core import __version__
-from clue_core.errors import DataError
+from clue_core.plugin import DataError, __version__, file_digests
 
 if TYPE_CHECKING:
-    from clue_core.specs import DataSource
+    from clue_core.plugin import DataSource
 
 DATA_URL_ENV = "CLUE_DATA_URL"
 """A base URL that replaces the official host; the archive's filename is appended."""
@@ -50,16 +47,6 @@ USER_AGENT = f"clue-core/{__version__} (+python-urllib)"
 
 
 # --------------------------------------------------------------------------- checksums
-
-
-def file_digests(path: Path, algorithms: Iterable[str]) -> dict[str, str]:
-    """Hex digests of a file for several algorithms, reading it once (archives can be 140 MB)."""
-    hashers = {name: hashlib.new(name) for name in algorithms}
-    with Path(path).open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            for hasher in hashers.values():
-                hasher.update(chunk)
-    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
 
 
 def verification_problem(path: Path, *, size: int | None, sha256: str | None, md5: str | None) -> str | None:

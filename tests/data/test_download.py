@@ -1,4 +1,4 @@
-"""download / download_source: resume, retry, verify, mirrors, CLUE_DATA_URL, local write failures."""
+"""clue-data's download / download_source: resume, retry, verify, mirrors, CLUE_DATA_URL, local write failures."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from clue_core import download as download_module
-from clue_core.download import download, download_source, source_urls
 from clue_core.errors import DataError
+from clue_data import download as download_module
+from clue_data.download import download, download_source, source_urls
 
 try:
     from tests.support.local_http import LocalServer

@@ -1,0 +1,37 @@
+"""The verified cache of official data: each task's archive downloaded and unpacked once.
+
+Official archives are downloaded (:mod:`clue_data.download`: resumable, retried, checked
+against the size and checksums the task declares in ``TaskSpec.source``) into
+``clue_home()/downloads/`` and unpacked, safely, into ``clue_home()/data/<task>/``. The
+kernel's cache lock (``filling_cache``) serialises processes that ask at once (ranks of
+``accelerate launch``: one download serves them all) and words a failure to write under the
+cache as the cache's, naming ``$CLUE_HOME``. :func:`ensure_task_data` is this plugin's fetcher
+(``FetcherSpec.fetch``): what a run with no ``--data-dir`` and no ``--sample`` reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clue_core.plugin import DataError, TaskSpec, clue_home, filling_cache, safe_extract
+
+
+def cached_task_dir(task: TaskSpec) -> Path:
+    """Where :func:`ensure_task_data` keeps a task's extracted files (it may not exist yet)."""
+    return clue_home() / "data" / task.name
+
+
+def ensure_task_data(task: TaskSpec, *, progress: bool = True) -> Path:
+    """The task's extracted official files, downloading and unpacking them on first use."""
+    folder = cached_task_dir(task)
+    if folder.is_dir():
+        return folder
+    if task.source is None:
+        raise DataError(f"task {task.name} has no download source: get its files yourself and pass --data-dir")
+    with filling_cache(task.source.filename):
+        if not folder.is_dir():  # else another process finished while we waited
+            from clue_data.download import download_source
+
+            downloaded = download_source(task.source, clue_home() / "downloads", progress=progress)
+            safe_extract(downloaded, folder)
+    return folder
