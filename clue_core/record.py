@@ -1,20 +1,11 @@
-"""The run record: what a run directory holds, declared once per file, and the one reader of it.
+"""The run record: each file of a run directory declared once, and the one reader of them.
 
-``<output-dir>/<task>/`` is written by :mod:`clue_core.record_write` and read here, by the
-runner (``--resume``), ``submit``, the report, ``compare`` and any plugin (through
-:mod:`clue_core.plugin`). Each file's fields are declared once, below, as typed attributes
-(``seed: int | None = field(INT)``): the declaration is the attribute a consumer reads, what an
-absent field reads as, and the check the reader and the writer make (:mod:`clue_core.record_check`),
-each failure one line naming the file, the field and, for JSON Lines, the line. Adding a field to
-the manifest is one line here.
-
-``manifest.json`` and ``metrics.json`` carry ``"schema": "clue-core/run@1"`` (:data:`RUN_SCHEMA`).
-A folder written before the field existed reads as run@1; any other schema is a newer
-clue-core's, refused by name rather than half-read. A field of the wrong type in a run written by
-a newer clue-core (its ``clue_core`` version in the manifest) says so too: upgrading is the fix.
-
-Each record keeps the object as read in ``.data`` (the field names are the files' own), so a
-reader still has a field nothing declares; an absent field reads as empty, never as an error.
+``<output-dir>/<task>/`` is written by :mod:`clue_core.record_write` and read here by the runner
+(``--resume``), ``submit``, the report, ``compare`` and any plugin (through :mod:`clue_core.plugin`).
+A field is one line below (``seed: int | None = field(INT)``): the attribute a consumer reads, what
+it reads as when absent, and the check the reader and the writer make (:mod:`clue_core.record_check`).
+``manifest.json`` and ``metrics.json`` carry ``"schema": "clue-core/run@1"`` (:data:`RUN_SCHEMA`): a
+folder written before the field reads as run@1, another schema is a newer clue-core's, refused by name.
 """
 
 from __future__ import annotations
@@ -23,36 +14,12 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, overload
+from typing import Any, Literal, overload
 
+from clue_core import record_check as rc
 from clue_core.errors import ClueError, InputError
 from clue_core.jsonio import iter_jsonl
-from clue_core.record_check import (
-    ANY,
-    BOOL,
-    COUNTS,
-    INT,
-    NAME,
-    NUMBER,
-    OBJECT,
-    RUN_SCHEMA,
-    SCORES,
-    STRINGS,
-    TEXT,
-    At,
-    Field,
-    Kind,
-    NewerRecord,
-    check_fields,
-    check_finite,
-    check_schema,
-    check_value,
-    field,
-    load_object_text,
-    newer_writer,
-    no_value,
-    obj,
-)
+from clue_core.record_check import RUN_SCHEMA, NewerRecord, Record, field, newer_writer, no_value, obj
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
@@ -62,146 +29,90 @@ __all__ = ["MANIFEST", "METRICS", "PREDICTIONS_DIR", "RUN_SCHEMA", "Manifest", "
            "PredictionRecord", "RunRecord", "iter_predictions", "newer_writer", "prediction_file", "read_manifest",
            "read_metrics", "read_run"]
 
-
-class Record:
-    """A record file's object as read (``data``) with its declared fields as attributes; immutable."""
-
-    __slots__ = ("data", "path")
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
-    SCHEMA: ClassVar[bool] = True  # carries ``schema`` (a prediction line does not)
-
-    def __init__(self, data: dict[str, Any], path: Path | None = None) -> None:
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "path", path)
-
-    def __init_subclass__(cls) -> None:
-        cls.FIELDS = tuple(v for v in vars(cls).values() if isinstance(v, Field))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, s) == getattr(other, s) for s in self._slots())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{s}={getattr(self, s)!r}' for s in self._slots())})"
-
-    @classmethod
-    def _slots(cls) -> list[str]:
-        return [s for c in reversed(cls.__mro__) for s in getattr(c, "__slots__", ())]
-
-    @classmethod
-    def check(cls, data: dict[str, Any], path: Path, hint: str = "", line: int | None = None) -> None:
-        """``data`` as read from ``path``: its schema, each declared field, the checks across fields, no NaN."""
-        if cls.SCHEMA:
-            check_schema(path, data)
-        at = At(path, hint, line)
-        check_fields(at, data, cls.FIELDS)
-        cls.check_across(at, data)
-        check_finite(at, data)
-
-    @classmethod
-    def check_across(cls, at: At, data: dict[str, Any]) -> None:
-        """What no one field's declaration can say (metrics: ``primary`` is ``dev[primary_metric]``)."""
+_NAMED = rc.TEXT.named("a name")  # any text, said to be a name (a repeat's setting, a leaderboard's group)
 
 
 class Manifest(Record):
     """``manifest.json``: how the run was made (versions, command, settings, data) and whether it finished."""
 
-    __slots__ = ()
-    status: str | None = field(NAME)
-    task: str | None = field(NAME)
-    model: str | None = field(NAME)
-    clue_core: str | None = field(NAME)
-    kind: str | None = field(NAME)
-    model_spec: str | None = field(NAME)
-    seed: int | None = field(INT)
-    world_size: int | None = field(INT)
-    no_train: bool = field(BOOL)
-    started: str | None = field(TEXT)
-    finished: str | None = field(TEXT)
-    python: str | None = field(TEXT)
-    platform: str | None = field(TEXT)
-    settings: dict[str, Any] = field(OBJECT)
-    setting_sources: dict[str, str] = field(OBJECT)
-    schedule: dict[str, Any] = field(OBJECT)
-    test_versions: dict[str, Any] = field(OBJECT)
-    model_info: dict[str, Any] = field(OBJECT)
-    plugins: dict[str, Any] = field(OBJECT)
+    status: str | None = field(rc.NAME)
+    complete: bool = field(rc.NAME, key="status", read=lambda status: status == "complete", empty=bool)
+    task: str | None = field(rc.NAME)
+    model: str | None = field(rc.NAME)
+    clue_core: str | None = field(rc.NAME)
+    kind: str | None = field(rc.NAME)
+    model_spec: str | None = field(rc.NAME)
+    seed: int | None = field(rc.INT)
+    world_size: int | None = field(rc.INT)
+    no_train: bool = field(rc.BOOL)
+    started: str | None = field(rc.TEXT)
+    finished: str | None = field(rc.TEXT)
+    python: str | None = field(rc.TEXT)
+    platform: str | None = field(rc.TEXT)
+    settings: dict[str, Any] = field(rc.OBJECT)
+    setting_sources: dict[str, str] = field(rc.OBJECT)
+    schedule: dict[str, Any] = field(rc.OBJECT)
+    test_versions: dict[str, str] = field(rc.OBJECT)
+    model_info: dict[str, Any] = field(rc.OBJECT)
+    plugins: dict[str, Any] = field(rc.OBJECT)
     #: ``{"setting", "value"}`` for one training of a repeated task (FewCLUE's split=all), else empty
-    repeat: dict[str, str] = field(obj(setting=field(TEXT.named("a name"), required=True),
-                                       value=field(TEXT.named("a name"), required=True)))
-    counts: dict[str, int] = field(COUNTS)
-    submission_files: list[str] = field(STRINGS)
-    notes: list[str] = field(STRINGS)
-    command: list[str] = field(STRINGS)
-    #: the splits the run predicted (``run --splits``: ``["dev"]`` wrote no submission files); None for a
-    #: run made before they were recorded, which predicted every split
-    splits: list[str] | None = field(STRINGS, empty=no_value)
-    #: whether it is a ``--limit`` run (``{"limit": n}`` in the file)
-    partial: bool = field(obj(limit=field(INT)), read=bool, empty=bool)
+    repeat: dict[str, str] = field(obj(setting=field(_NAMED, required=True), value=field(_NAMED, required=True)))
+    counts: dict[str, int] = field(rc.COUNTS)
+    submission_files: list[str] = field(rc.STRINGS)
+    notes: list[str] = field(rc.STRINGS)
+    command: list[str] = field(rc.STRINGS)
+    #: the splits it predicted (``--splits``); None for a run made before they were recorded: every split
+    splits: list[str] | None = field(rc.STRINGS, empty=no_value)
+    #: a ``--limit`` run (``{"limit": n}`` in the file), and that limit (None for a full run)
+    partial: bool = field(obj(limit=field(rc.INT)), read=bool, empty=bool)
+    limit: int | None = field(rc.INT, key="partial.limit")
     #: the ``data`` field: where the data came from (``source``, ``data_dir``, ``files``' checksums)
-    source: dict[str, Any] = field(obj(source=field(NAME), data_dir=field(TEXT), user_data_dir=field(TEXT),
-                                       files=field(OBJECT)), key="data")
+    source: dict[str, Any] = field(obj(source=field(rc.NAME), data_dir=field(rc.TEXT), user_data_dir=field(rc.TEXT),
+                                       files=field(rc.OBJECT)), key="data")
 
     @classmethod
     def checked(cls, data: dict[str, Any], path: Path) -> Manifest:
         """``data`` as read from ``path``, checked; a wrong field of a newer clue-core's run says so."""
-        cls.check(data, path, newer_writer(data))
+        cls.check(data, path)
         return cls(data, path)
-
-    @property
-    def complete(self) -> bool:
-        return self.status == "complete"
-
-    @property
-    def limit(self) -> int | None:
-        """The ``--limit`` of a partial run, None for a full one."""
-        return (self.data.get("partial") or {}).get("limit")
-
-
-#: a split besides dev whose scores metrics.json holds under its name (no name of another field)
-_SCORED = Kind("a list", lambda v: isinstance(v, list), list, items=Kind(
-    "the name of a labelled split besides dev",
-    lambda v: isinstance(v, str) and v not in ("dev", "counts", "task", "model", "primary", "scored_splits")))
-_BOARD = obj(benchmark=field(TEXT.named("a name"), required=True), group=field(TEXT.named("a name"), required=True))
 
 
 class Metrics(Record):
     """``metrics.json``: the dev scores, ``primary`` (= ``dev[primary_metric]``), counts, leaderboards."""
 
-    __slots__ = ()
-    task: str = field(NAME, required=True)
-    primary_metric: str = field(NAME, required=True)
-    model: str | None = field(NAME)
-    split: str | None = field(NAME)
-    model_category: str | None = field(TEXT)  # "" for a model spec that declares none
-    primary: float | None = field(NUMBER.named("a number or null"))
-    train_seconds: float | None = field(NUMBER)
-    dev: dict[str, float | None] = field(SCORES)
-    scored_splits: list[str] = field(_SCORED)
-    counts: dict[str, int] = field(COUNTS)
-    partial: bool = field(BOOL)
-    sample: bool = field(BOOL)
-    report_settings: dict[str, Any] = field(OBJECT)
-    model_info: dict[str, Any] = field(OBJECT)
-    leaderboards: list[dict[str, Any]] = field(Kind("a list", lambda v: isinstance(v, list), list, items=_BOARD))
+    task: str = field(rc.NAME, required=True)
+    primary_metric: str = field(rc.NAME, required=True)
+    model: str | None = field(rc.NAME)
+    split: str | None = field(rc.NAME)
+    model_category: str | None = field(rc.TEXT)  # "" for a model spec that declares none
+    primary: float | None = field(rc.NUMBER.named("a number or null"))
+    train_seconds: float | None = field(rc.NUMBER)
+    dev: dict[str, float | None] = field(rc.SCORES)
+    #: the labelled splits besides dev that it scored (FewCLUE's ``test_public``), each under its own name
+    scored_splits: list[str] = field(rc.Kind("a list", rc.LIST.test, list, items=rc.Kind(
+        "the name of a labelled split besides dev",
+        lambda v: isinstance(v, str) and v not in ("dev", "counts", "task", "model", "primary", "scored_splits"))))
+    counts: dict[str, int] = field(rc.COUNTS)
+    partial: bool = field(rc.BOOL)
+    sample: bool = field(rc.BOOL)
+    report_settings: dict[str, Any] = field(rc.OBJECT)
+    model_info: dict[str, Any] = field(rc.OBJECT)
+    leaderboards: list[dict[str, str]] = field(rc.Kind("a list", rc.LIST.test, list, items=obj(
+        benchmark=field(_NAMED, required=True), group=field(_NAMED, required=True))))
 
     @classmethod
     def checked(cls, data: dict[str, Any], path: Path, manifest: Manifest | None = None) -> Metrics:
         """``data`` as read from ``path``; ``manifest`` (the run's) names a newer writer when one wrote it."""
-        cls.check(data, path, newer_writer(manifest.data if manifest else None))
+        cls.check(data, path, manifest)
         return cls(data, path)
 
     @classmethod
-    def check_across(cls, at: At, data: dict[str, Any]) -> None:
+    def check_across(cls, at: rc.At, data: dict[str, Any]) -> None:
         """Each scored split's scores, as dev's; and ``primary`` is ``dev[primary_metric]``: the summary
         prints the one and the HTML report the other, so a file where they disagree would show two scores."""
         for split in data.get("scored_splits") or ():
             if data.get(split) is not None:
-                check_value(at, split, data[split], SCORES)
+                at.value(split, data[split], rc.SCORES)
         primary, dev, name = data.get("primary"), data.get("dev") or {}, data["primary_metric"]
         if primary is None and dev.get(name) is None:
             return
@@ -218,49 +129,30 @@ class Metrics(Record):
         return {split: self.data.get(split) or {} for split in self.scored_splits}
 
 
-_ID = Kind("a string or integer id", lambda v: isinstance(v, (str, int)) and not isinstance(v, bool) and v != "",
-           got=repr)
+_ID = rc.Kind("a string or integer id", lambda v: isinstance(v, (str, int)) and not isinstance(v, bool) and v != "",
+              shown=repr)
 
 
 class PredictionRecord(Record):
-    """One line of ``predictions/<split>.jsonl``: ``id``, ``prediction`` and, when there are, ``gold``,
-    ``scores``, ``raw`` (what the model was asked and said) and ``scoring`` (what the metrics found)."""
+    """One line of ``predictions/<split>.jsonl`` (its number is ``line``): ``id``, ``prediction`` and, when
+    there are, ``gold``, ``scores``, ``raw`` (what the model was asked and said), ``scoring`` (what the
+    metrics found); ``prompt``, ``continuations`` and ``logprobs`` are ``raw``'s, None when it has none."""
 
-    __slots__ = ("line",)
     SCHEMA = False
+    line: int = 0
     id: str | int = field(_ID, required=True)
-    prediction: Any = field(ANY, required=True)
-    gold: Any = field(ANY)
-    scores: list[float] | None = field(Kind("a list", lambda v: isinstance(v, list), items=NUMBER))
-    raw: Any = field(ANY)
-    scoring: dict[str, Any] | None = field(OBJECT, empty=no_value)
+    prediction: Any = field(rc.ANY, required=True)
+    gold: Any = field(rc.ANY)
+    scores: list[float] | None = field(rc.Kind("a list", rc.LIST.test, items=rc.NUMBER))
+    raw: Any = field(rc.ANY)
+    scoring: dict[str, Any] | None = field(rc.OBJECT, empty=no_value)
+    prompt: Any = field(rc.ANY, key="raw.prompt")  # what a prompted model was asked
+    continuations: Any = field(rc.ANY, key="raw.continuations")  # the answers a log-likelihood model scored
+    logprobs: Any = field(rc.ANY, key="raw.logprobs")  # and their log-probabilities
 
     def __init__(self, data: dict[str, Any], line: int = 0) -> None:
         super().__init__(data)
         object.__setattr__(self, "line", line)
-
-    @classmethod
-    def checked(cls, data: dict[str, Any], path: Path, line: int) -> PredictionRecord:
-        cls.check(data, path, line=line)
-        return cls(data, line)
-
-    def _raw(self, key: str) -> Any:
-        return self.raw.get(key) if isinstance(self.raw, dict) else None
-
-    @property
-    def prompt(self) -> Any:
-        """``raw.prompt``: what a prompted model was asked (None when the learner records none)."""
-        return self._raw("prompt")
-
-    @property
-    def continuations(self) -> Any:
-        """``raw.continuations``: the candidate answers a log-likelihood model scored."""
-        return self._raw("continuations")
-
-    @property
-    def logprobs(self) -> Any:
-        """``raw.logprobs``: their log-probabilities."""
-        return self._raw("logprobs")
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -269,11 +161,12 @@ class PredictionRecord(Record):
 def _json_object(path: Path, what: str) -> dict[str, Any] | None:
     """One JSON object file, or None when it is not there; anything else wrong is one line."""
     try:
-        data = load_object_text(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise ClueError(f"{path}: unreadable {what} ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply to read" if isinstance(exc, RecursionError) else exc
+        raise ClueError(f"{path}: unreadable {what} ({reason})") from None
     if not isinstance(data, dict):
         raise ClueError(f"{path}: unreadable {what} (not an object)")
     return data
@@ -291,8 +184,7 @@ def read_manifest(run_dir: Path, *, required: bool) -> Manifest | None: ...
 
 
 def read_manifest(run_dir: Path, *, required: bool = True) -> Manifest | None:
-    """The run's manifest, checked; without one, an error (or None when not ``required``: an unfinished
-    folder the report lists)."""
+    """The run's manifest, checked; without one, an error (None when not ``required``: an unfinished folder)."""
     data = _json_object(Path(run_dir) / MANIFEST, "manifest")
     if data is None and required:
         raise ClueError(f"{run_dir}: not a run directory (no {MANIFEST})")
@@ -306,10 +198,8 @@ def read_metrics(run_dir: Path, *, required: bool, manifest: Manifest | None = N
 
 
 def read_metrics(run_dir: Path, *, required: bool = True, manifest: Manifest | None = None) -> Metrics | None:
-    """The run's metrics, checked; a missing file says the run is not complete (None when not ``required``).
-
-    ``manifest`` (the run's, if read) lets a wrong field name a newer clue-core that wrote it.
-    """
+    """The run's metrics, checked (``manifest``, the run's, names a newer writer); a missing file says the
+    run is not complete (None when not ``required``)."""
     path = Path(run_dir) / METRICS
     data = _json_object(path, "metrics")
     if data is None and required:
@@ -329,15 +219,12 @@ def iter_predictions(run_dir: Path, split: str = "dev") -> Iterator[PredictionRe
         except StopIteration:
             return
         except (ValueError, RecursionError) as exc:  # what json.loads raises past its own JSONDecodeError
-            raise InputError(path, f"invalid JSON: {_unreadable(exc)}", line=_failing_line(path, line)) from None
-        yield PredictionRecord.checked(record, path, line)
-
-
-def _unreadable(exc: BaseException) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deeply to read"
-    text = str(exc)  # an integer of more than 4,300 digits: Python's limit, worded for programmers
-    return "an integer too long to read" if "integer string conversion" in text else text
+            text = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
+            if "integer string conversion" in text:  # more than 4,300 digits: Python's limit, worded for programmers
+                text = "an integer too long to read"
+            raise InputError(path, f"invalid JSON: {text}", line=_failing_line(path, line)) from None
+        PredictionRecord.check(record, path, line=line)
+        yield PredictionRecord(record, line)
 
 
 def _failing_line(path: Path, after: int) -> int | None:
@@ -377,8 +264,7 @@ class RunRecord:
 
 def read_run(run_dir: Path) -> RunRecord:
     """The complete run in ``run_dir``: a run that did not finish, or has no metrics, is one line."""
-    run_dir = Path(run_dir)
-    manifest = read_manifest(run_dir)
+    manifest = read_manifest(Path(run_dir))
     if not manifest.complete:
         raise ClueError(f"{run_dir}: not a complete run (status {manifest.status!r} in {MANIFEST})")
-    return RunRecord(run_dir, manifest, read_metrics(run_dir, manifest=manifest))
+    return RunRecord(Path(run_dir), manifest, read_metrics(Path(run_dir), manifest=manifest))
