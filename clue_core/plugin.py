@@ -119,7 +119,7 @@ _LAZY = {
     "Progress": "clue_core.progress",
     # the run's secrets replaced by *** (clue_core.redaction): for what a plugin writes or prints on its own
     **dict.fromkeys(("redact", "redact_text"), "clue_core.redaction"),
-    # the leaderboard plugin (clue-leaderboard): a task's data folder (--data-dir, --sample or the cache), scoring
+    # the leaderboard plugin (clue-leaderboard): a task's data folder (--data-dir, --sample or a fetcher's), scoring
     # as a run does, a run's leaderboard files folder, the splits it predicted ("test" is every test version;
     # how a message names a run without), a repeated task as one repeat runs it (its files' suffix);
     # "module:attr" exports a kernel name under a plainer one
