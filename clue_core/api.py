@@ -124,8 +124,8 @@ def evaluate(task: str, predictions: PathLike, *, data_dir: PathLike | None = No
         raise ClueError("--sample and --data-dir exclude each other")
     kernel = _kernel(kernel)
     folder = Path(data_dir) if data_dir else None
-    return command_api(kernel, "evaluate")(kernel, task, Path(predictions), data_dir=folder, sample=sample,
-                                           split=split, allow_missing=allow_missing)
+    return _command_api(kernel, "evaluate")(kernel, task, Path(predictions), data_dir=folder, sample=sample,
+                                            split=split, allow_missing=allow_missing)
 
 
 def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = False,
@@ -141,10 +141,10 @@ def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = Fals
         raise ArgumentError("output: expected the path of the zip to write (str or os.PathLike), got None")
     kernel = _kernel(kernel)
     run_paths, force = paths("run_dirs", run_dirs), check_flag("force", force)
-    return command_api(kernel, "submit")(kernel, run_paths, Path(output), force=force)
+    return _command_api(kernel, "submit")(kernel, run_paths, Path(output), force=force)
 
 
-def command_api(kernel: Kernel, name: str) -> Callable[..., Any]:
+def _command_api(kernel: Kernel, name: str) -> Callable[..., Any]:
     """The Python function of plugin command ``name`` (its ``CommandSpec.api``), imported now.
 
     A command whose plugin is absent raises the line ``clue-core NAME`` prints (which plugin to
