@@ -23,7 +23,7 @@ from clue_core.kernel import Kernel
 from clue_core.overrides import override_layers
 from clue_core.plans import RunRequest, TaskPlan  # re-exported: planning's names before plans.py
 from clue_core.record import MANIFEST, Manifest, read_manifest
-from clue_core.rundir import RunPaths
+from clue_core.rundir import RunPaths, is_complete
 from clue_core.seeds import check_seed
 from clue_core.settings import (
     Layer,
@@ -248,6 +248,34 @@ def check_learner(plan: TaskPlan, trains: bool) -> None:
     if callable(check):
         used = ("train", "dev") if trains else ("dev",)
         check({split: plan.splits[split].examples for split in used if split in plan.splits})
+
+
+def settle_resume(plan: TaskPlan, request: RunRequest, *, main: bool) -> None:
+    """Once per task, under its lock, before its data is read: whether it resumes its staging folder
+    (``plan.resume``; :func:`check_resume_matches` once that data is read) or is a complete run that
+    ``--resume`` leaves as it is (``plan.done``, checked here); replacing or discarding work unasked is
+    refused. A swap a kill interrupted is finished first; a rank other than 0 follows what it finds."""
+    paths = plan.paths
+    if not main:
+        plan.resume = request.resume and paths.interrupted()
+        return
+    paths.recover()
+    if paths.final.exists() and not paths.final.is_dir():
+        raise ClueError(f"{paths.final} is a file, not a run directory")
+    staged, holds = paths.interrupted(), paths.final.exists() and any(paths.final.iterdir())
+    if request.resume:
+        plan.resume, plan.done = staged, not staged and holds and is_complete(paths.final)
+        if not staged and holds and not plan.done:  # the user's files, or a damaged run
+            raise ClueError(f"{paths.final} holds no complete run and there is no interrupted one to resume "
+                            f"({paths.staging}); pass --overwrite to replace it, or use another --output-dir")
+        if plan.done:
+            check_resume_matches(plan, request, paths.final)
+    elif staged and not request.overwrite:
+        raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
+                        f"or --overwrite to discard it and start over")
+    elif holds and not request.overwrite:
+        raise ClueError(f"{paths.final} already holds a run; pass --overwrite to replace it (the old run stays "
+                        f"until the new one is complete) or --resume to continue it")
 
 
 def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | None = None) -> None:

@@ -34,13 +34,14 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
     model_loader,
     plan_run,
     resolve_settings,
+    settle_resume,
 )
 from clue_core.reading import read_split
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.repeats import summary_line
 from clue_core.results import TaskResult, results_table
-from clue_core.rundir import MODEL_DIR, RunLock, RunPaths, is_complete
+from clue_core.rundir import MODEL_DIR, RunLock
 from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED, redact_command
 from clue_core.specs import ModelSpec, TaskSpec
@@ -53,27 +54,6 @@ __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_pla
            "prediction_records", "resolve_settings", "results_table", "run"]
 
 Echo = Callable[[str], None]
-
-
-def _check_state(paths: RunPaths, request: RunRequest) -> bool:
-    """Whether this task resumes its staging folder; refuses to replace or discard work unasked."""
-    paths.recover()
-    if paths.final.exists() and not paths.final.is_dir():
-        raise ClueError(f"{paths.final} is a file, not a run directory")
-    staged = paths.interrupted()
-    holds = paths.final.exists() and any(paths.final.iterdir())
-    if request.resume:
-        if not staged and holds and not is_complete(paths.final):  # the user's files, or a damaged run
-            raise ClueError(f"{paths.final} holds no complete run and there is no interrupted one to resume "
-                            f"({paths.staging}); pass --overwrite to replace it, or use another --output-dir")
-        return staged
-    if staged and not request.overwrite:
-        raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
-                        f"or --overwrite to discard it and start over")
-    if holds and not request.overwrite:
-        raise ClueError(f"{paths.final} already holds a run; pass --overwrite to replace it (the old run stays "
-                        f"until the new one is complete) or --resume to continue it")
-    return False
 
 
 def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel: Kernel) -> None:
@@ -148,16 +128,11 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 raise ClueError(disk_advice(f"cannot write to output directory {output_dir}: {exc.strerror or exc}",
                                             exc)) from None
         for plan in plans:
-            if main:
-                plan.resume = _check_state(plan.paths, request)
-                if request.resume and not plan.resume and is_complete(plan.paths.final):
-                    check_resume_matches(plan, request, plan.paths.final)
-                    finished[plan.paths.final] = _finished_result(plan)  # read whole before it is called complete
-                    plan.done = True
-                    echo(f"[{plan.paths.final.name}] {plan.paths.final} is already complete; nothing to resume")
-                    continue
-            else:
-                plan.resume = request.resume and plan.paths.interrupted()
+            settle_resume(plan, request, main=main)  # the plan says what --resume found; the runner trusts it
+            if plan.done:
+                finished[plan.paths.final] = _finished_result(plan)  # read whole before it is called complete
+                echo(f"[{plan.paths.final.name}] {plan.paths.final} is already complete; nothing to resume")
+                continue
             settle_splits(plan, request)  # a resumed run keeps the splits it started with
             _read_task_data(plan.task, request, plan, kernel)
             if plan.resume:
