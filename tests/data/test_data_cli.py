@@ -91,3 +91,30 @@ def test_cli_download_of_a_served_bad_archive_keeps_nothing(
     assert not (home / "data" / "afqmc").exists()
     assert listing(home / "locks") == []
     assert not (tmp_path / "evil.txt").exists() and not (home / "evil.txt").exists()
+
+
+def test_cli_download_all_fetches_every_task_with_an_archive_and_nothing_else(
+    run_cli, isolated_kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clue_core.specs import TaskSpec
+
+    unsourced = TaskSpec(name="unsourced", kind="classification", description="no archive",
+                         reader="clue_core.data:find_file")
+
+    class Plugin:
+        @hookimpl
+        def clue_tasks(self) -> list:
+            return [registered(AFQMC), unsourced]
+
+    isolated_kernel.register(Plugin(), "all-plugin")
+    assert {"afqmc", "unsourced"} <= set(isolated_kernel.tasks)
+    nothing = run_cli("download", kernel=isolated_kernel)
+    assert nothing.exit_code == 2 and nothing.output == "error: name the tasks to download, or pass --all\n"
+    with LocalServer({"afqmc_public.zip": AFQMC_ZIP}) as server:
+        monkeypatch.setenv("CLUE_DATA_URL", server.url)
+        every = run_cli("download", "--all", kernel=isolated_kernel)
+        requested = [r.path for r in server.requests]
+    home = tmp_path / "clue-home"
+    assert every.exit_code == 0, every.output
+    assert every.output == f"afqmc: {home / 'data' / 'afqmc'}\n" and requested == ["afqmc_public.zip"]
+    assert listing(home / "data") == ["afqmc", *(f"afqmc/{name}" for name in sorted(AFQMC_FILES))]
