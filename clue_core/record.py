@@ -19,7 +19,7 @@ from typing import Any, Literal, overload
 from clue_core import record_check as rc
 from clue_core.errors import ClueError, InputError
 from clue_core.jsonio import iter_jsonl
-from clue_core.record_check import RUN_SCHEMA, NewerRecord, Record, field, newer_writer, no_value, obj
+from clue_core.record_check import RUN_SCHEMA, NewerRecord, R, Record, field, newer_writer, no_value, obj
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.json"
@@ -70,12 +70,6 @@ class Manifest(Record):
     source: dict[str, Any] = field(obj(source=field(rc.NAME), data_dir=field(rc.TEXT), user_data_dir=field(rc.TEXT),
                                        files=field(rc.OBJECT)), key="data")
 
-    @classmethod
-    def checked(cls, data: dict[str, Any], path: Path) -> Manifest:
-        """``data`` as read from ``path``, checked; a wrong field of a newer clue-core's run says so."""
-        cls.check(data, path)
-        return cls(data, path)
-
 
 class Metrics(Record):
     """``metrics.json``: the dev scores, ``primary`` (= ``dev[primary_metric]``), counts, leaderboards."""
@@ -99,12 +93,6 @@ class Metrics(Record):
     model_info: dict[str, Any] = field(rc.OBJECT)
     leaderboards: list[dict[str, str]] = field(rc.Kind("a list", rc.LIST.test, list, items=obj(
         benchmark=field(_NAMED, required=True), group=field(_NAMED, required=True))))
-
-    @classmethod
-    def checked(cls, data: dict[str, Any], path: Path, manifest: Manifest | None = None) -> Metrics:
-        """``data`` as read from ``path``; ``manifest`` (the run's) names a newer writer when one wrote it."""
-        cls.check(data, path, manifest)
-        return cls(data, path)
 
     @classmethod
     def check_across(cls, at: rc.At, data: dict[str, Any]) -> None:
@@ -158,18 +146,21 @@ class PredictionRecord(Record):
 # -- reading -----------------------------------------------------------------------------
 
 
-def _json_object(path: Path, what: str) -> dict[str, Any] | None:
-    """One JSON object file, or None when it is not there; anything else wrong is one line."""
+def _read(record: type[R], path: Path, missing: str | None, manifest: Manifest | None = None) -> R | None:
+    """A record file, checked; when it is not there, None or (``missing``) one line; unreadable, one line."""
+    what = record.__name__.lower()
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
+        if missing:
+            raise ClueError(missing) from None
         return None
     except (OSError, ValueError, RecursionError) as exc:
         reason = "nested too deeply to read" if isinstance(exc, RecursionError) else exc
         raise ClueError(f"{path}: unreadable {what} ({reason})") from None
     if not isinstance(data, dict):
         raise ClueError(f"{path}: unreadable {what} (not an object)")
-    return data
+    return record.checked(data, path, manifest)
 
 
 def prediction_file(run_dir: Path, split: str) -> Path:
@@ -185,10 +176,8 @@ def read_manifest(run_dir: Path, *, required: bool) -> Manifest | None: ...
 
 def read_manifest(run_dir: Path, *, required: bool = True) -> Manifest | None:
     """The run's manifest, checked; without one, an error (None when not ``required``: an unfinished folder)."""
-    data = _json_object(Path(run_dir) / MANIFEST, "manifest")
-    if data is None and required:
-        raise ClueError(f"{run_dir}: not a run directory (no {MANIFEST})")
-    return None if data is None else Manifest.checked(data, Path(run_dir) / MANIFEST)
+    missing = f"{run_dir}: not a run directory (no {MANIFEST})" if required else None
+    return _read(Manifest, Path(run_dir) / MANIFEST, missing)
 
 
 @overload
@@ -201,10 +190,7 @@ def read_metrics(run_dir: Path, *, required: bool = True, manifest: Manifest | N
     """The run's metrics, checked (``manifest``, the run's, names a newer writer); a missing file says the
     run is not complete (None when not ``required``)."""
     path = Path(run_dir) / METRICS
-    data = _json_object(path, "metrics")
-    if data is None and required:
-        raise ClueError(f"{path}: missing, so this run is not complete")
-    return None if data is None else Metrics.checked(data, path, manifest)
+    return _read(Metrics, path, f"{path}: missing, so this run is not complete" if required else None, manifest)
 
 
 def iter_predictions(run_dir: Path, split: str = "dev") -> Iterator[PredictionRecord]:

@@ -14,12 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from clue_core import __version__
 from clue_core.errors import InputError
 
 RUN_SCHEMA = "clue-core/run@1"
+R = TypeVar("R", bound="Record")
 
 
 def newer_writer(manifest: dict[str, Any] | None) -> str:
@@ -52,35 +53,30 @@ def no_value() -> None:
 
 @dataclass(frozen=True, slots=True)
 class Kind:
-    """A JSON type: its test, its words in a refusal, what an absent field reads as (``empty``) and a
-    present one (``read``); ``items`` checks each item of a list or value of an object, ``fields`` an
-    object's own fields, ``missing`` is the refusal of a required field that is absent."""
+    """A JSON type and, declared as a record's attribute through :func:`field`, one field of that type.
+
+    ``test`` and ``expected`` check a value and say what it should have been; ``items`` checks each
+    item of a list or value of an object, ``fields`` an object's own fields; ``empty`` is what an
+    absent field reads as and ``read`` makes of a present one; ``key`` reaches into an object
+    (``raw.prompt``); a ``required`` field that is absent is refused as ``missing`` says, if it says.
+    """
 
     expected: str
     test: Callable[[Any], bool]
     empty: Callable[[], Any] = no_value
     read: Callable[[Any], Any] | None = None
     items: Kind | None = None
-    fields: tuple[Field, ...] = ()
+    fields: tuple[Kind, ...] = ()
     shown: Callable[[Any], str] = _shown
     missing: str | None = None
+    key: str = ""
+    required: bool = False
 
     def named(self, expected: str) -> Kind:
         return replace(self, expected=expected)
 
-
-class Field:
-    """One declared field: its key (``raw.prompt`` reaches into an object), kind and whether it must be there."""
-
-    __slots__ = ("empty", "key", "kind", "read", "required")
-
-    def __init__(self, kind: Kind, key: str, required: bool, read: Callable[[Any], Any] | None,
-                 empty: Callable[[], Any] | None) -> None:
-        self.kind, self.key, self.required = kind, key, required
-        self.read, self.empty = read or kind.read, empty or kind.empty
-
     def __set_name__(self, owner: type, name: str) -> None:
-        self.key = self.key or name
+        object.__setattr__(self, "key", self.key or name)
 
     def value(self, data: dict[str, Any]) -> Any:
         for part in self.key.split("."):
@@ -99,15 +95,15 @@ class Field:
 
 def field(kind: Kind, *, key: str = "", required: bool = False, read: Callable[[Any], Any] | None = None,
           empty: Callable[[], Any] | None = None) -> Any:
-    """Declare a field, typed as the attribute's annotation says; ``key`` when the file names it otherwise."""
-    return Field(kind, key, required, read, empty)
+    """Declare a field of ``kind``, typed as the attribute's annotation says; ``key`` when the file names it
+    otherwise; ``read`` and ``empty`` in place of the kind's own."""
+    return replace(kind, key=key, required=required, read=read or kind.read, empty=empty or kind.empty)
 
 
-def obj(**fields: Field) -> Kind:
+def obj(**fields: Kind) -> Kind:
     """An object whose own fields are declared too (``partial``'s ``limit``)."""
-    for name, declared in fields.items():
-        declared.key = declared.key or name
-    return Kind("an object", lambda v: isinstance(v, dict), dict, fields=tuple(fields.values()))
+    declared = tuple(replace(kind, key=kind.key or name) for name, kind in fields.items())
+    return Kind("an object", lambda v: isinstance(v, dict), dict, fields=declared)
 
 
 def _is(kind: type) -> Callable[[Any], bool]:
@@ -135,14 +131,14 @@ class At:
     def fail(self, name: str, expected: str, value: Any, shown: Callable[[Any], str] = _shown) -> InputError:
         return InputError(self.path, f"expected {expected}, got {shown(value)}{self.hint}", field=name, line=self.line)
 
-    def fields(self, data: dict[str, Any], fields: tuple[Field, ...], prefix: str = "") -> None:
+    def fields(self, data: dict[str, Any], fields: tuple[Kind, ...], prefix: str = "") -> None:
         """Each declared field of ``data``; an absent or null optional one passes, unknown fields pass."""
         for declared in fields:
             name, value = f"{prefix}{declared.key}", declared.value(data)
-            if declared.required and declared.kind.missing and declared.key not in data:
-                raise InputError(self.path, declared.kind.missing, field=name, line=self.line)
+            if declared.required and declared.missing and declared.key not in data:
+                raise InputError(self.path, declared.missing, field=name, line=self.line)
             if value is not None or declared.required:
-                self.value(name, value, declared.kind)
+                self.value(name, value, declared)
 
     def value(self, name: str, value: Any, kind: Kind) -> None:
         if not kind.test(value):
@@ -164,11 +160,17 @@ class Record:
 
     data: dict[str, Any]
     path: Path | None = None
-    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    FIELDS: ClassVar[tuple[Kind, ...]] = ()
     SCHEMA: ClassVar[bool] = True  # it carries ``schema`` (a prediction line does not)
 
     def __init_subclass__(cls) -> None:
-        cls.FIELDS = tuple(v for v in vars(cls).values() if isinstance(v, Field))
+        cls.FIELDS = tuple(v for v in vars(cls).values() if isinstance(v, Kind))
+
+    @classmethod
+    def checked(cls: type[R], data: dict[str, Any], path: Path, manifest: Record | None = None) -> R:
+        """``data`` as read from ``path``, checked (see :meth:`check`)."""
+        cls.check(data, path, manifest)
+        return cls(data, path)
 
     @classmethod
     def check(cls, data: dict[str, Any], path: Path, manifest: Record | None = None, line: int | None = None) -> None:
