@@ -258,3 +258,49 @@ def test_the_plugin_api_names_the_record_without_importing_it(run_cli) -> None:
         assert name in api.__all__ and getattr(api, name) is not None
     code = "import sys, clue_core.plugin; print('clue_core.record' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_every_field_the_writer_writes_is_declared_once(one_run: Path) -> None:
+    """The declaration is the record (issue 30, step 5): a field written but not declared would be read
+    unchecked, so each key of both files is some declared field's, and each declared type checks."""
+    from clue_core.plugin import Manifest, Metrics
+
+    run = read_run(one_run)
+    for record, declared in ((run.manifest, Manifest.FIELDS), (run.metrics, Metrics.FIELDS)):
+        keys = {kind.key.partition(".")[0] for kind in declared}
+        extra = set(record.data) - keys - {"schema"} - set(record.data.get("scored_splits") or ())
+        assert not extra, f"{type(record).__name__}: {sorted(extra)} written but not declared"
+    assert run.manifest.seed == 42 and run.manifest.world_size == 1 and run.manifest.kind == "classification"
+    assert run.manifest.command == run.manifest.data["command"] and run.metrics.split == "dev"
+    with pytest.raises(AttributeError, match="read-only"):
+        run.manifest.seed = 7  # type: ignore[misc]
+
+
+def test_a_repeat_of_null_reads_as_no_repeat(one_run: Path) -> None:
+    """``"repeat": null`` was an AttributeError traceback in the manifest check; absent and null read alike."""
+    _edit(one_run / MANIFEST, repeat=None)
+    assert read_manifest(one_run).repeat == {}
+
+
+def test_the_runner_enters_the_writer_twice(run_cli, tmp_path: Path) -> None:
+    """Issue 30, step 6: ``_run_task`` calls into the record's writer to start and to finish, nothing else
+    (the staging folder is made in start, the run published in finish)."""
+    import sys
+
+    import clue_core.record_write as record_write
+    import clue_core.runner as runner
+
+    entries: list[str] = []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_globals is vars(record_write) and frame.f_back is not None \
+                and frame.f_back.f_code is runner._run_task.__code__:
+            entries.append(frame.f_code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        result = run_cli("run", TASK, "--model", "baseline", "--sample", "-o", tmp_path / "out")
+    finally:
+        sys.setprofile(None)
+    assert result.exit_code == 0, result.output
+    assert entries == ["start", "finish"], entries
