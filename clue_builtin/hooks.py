@@ -1,4 +1,5 @@
-"""The built-in plugin's hooks: metrics, the two submission file shapes, and the baseline model.
+"""The built-in plugin's hooks: three example kinds, metrics, the two submission file shapes, and the
+baseline model.
 
 It is registered through the same ``clue_core`` entry-point group as any third-party plugin
 (``builtin = "clue_builtin.hooks"``, first in load order), and names its code as lazy
@@ -12,11 +13,32 @@ from clue_core.plugin import (
     CLASSIFICATION,
     MULTIPLE_CHOICE,
     SPAN,
+    KindSpec,
     MetricSpec,
     ModelSpec,
     SubmissionWriterSpec,
     hookimpl,
 )
+
+
+@hookimpl
+def clue_kinds() -> list[KindSpec]:
+    """The three kinds several task plugins share; their checks are :mod:`clue_builtin.kinds`."""
+    return [
+        KindSpec(CLASSIFICATION, "a text or text pair with one label of the task's labels",
+                 "clue_core.plugin:ClassificationExample", "a label string",
+                 "clue_builtin.kinds:label_prediction", "clue_builtin.kinds:check_classification",
+                 gold="label", prompt_fields=("text", "text_pair")),
+        KindSpec(SPAN, "a question answered by a span of its context (SQuAD style)",
+                 "clue_core.plugin:SpanExample", "an answer text",
+                 "clue_builtin.kinds:span_prediction", "clue_builtin.kinds:check_span",
+                 gold="answers", prompt_fields=("context", "question", "title")),
+        # ``choices`` is a prompt field a model renders itself (a numbered list)
+        KindSpec(MULTIPLE_CHOICE, "a question with a variable number of choices, one of them right",
+                 "clue_core.plugin:MultipleChoiceExample", "a choice index",
+                 "clue_builtin.kinds:choice_prediction", "clue_builtin.kinds:check_choice",
+                 gold="label", prompt_fields=("context", "question", "choices")),
+    ]
 
 
 @hookimpl

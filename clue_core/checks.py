@@ -18,7 +18,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.kinds import kind_typos
 from clue_core.specs import (
     CommandSpec,
     MetricSpec,
@@ -32,13 +32,6 @@ from clue_core.specs import (
 if TYPE_CHECKING:  # the Protocol, not the kernel: the kernel imports this module to check specs
     from clue_core.registry import Registry
 
-#: The fields a prompt template may use, by example kind (``choices`` is rendered by the model).
-PROMPT_FIELDS = {
-    CLASSIFICATION: {"text", "text_pair"},
-    SPAN: {"context", "question", "title"},
-    MULTIPLE_CHOICE: {"context", "question", "choices"},
-    OPEN_QUESTION: {"dimension", "category"},
-}
 _SETTING_TYPES = (bool, int, float, str)
 
 
@@ -103,8 +96,8 @@ def _sample_exists(sample: str) -> bool:
 
 def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
     problems = _tuple_problems(task)
-    if task.kind not in KINDS:
-        problems.append(f"unknown kind {task.kind!r} (known: {', '.join(KINDS)})")
+    if task.kind not in kernel.kinds:  # a kind is a plugin's (clue_kinds): the task's must be installed
+        problems.append(f"unknown kind {task.kind!r} (known: {', '.join(kernel.kinds) or 'none'})")
     for ref_field in ("reader", "decode"):
         value = getattr(task, ref_field)
         if value is not None and not _is_ref(value):
@@ -135,13 +128,12 @@ def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
         from clue_core.repeats import repeat_problems
 
         problems += repeat_problems(task)
-    if task.prompt is not None:
-        problems += _prompt_problems(task)
+    if task.prompt is not None and task.kind in kernel.kinds:
+        problems += _prompt_problems(task, set(kernel.kinds[task.kind].prompt_fields))
     return problems
 
 
-def _prompt_problems(task: TaskSpec) -> list[str]:
-    allowed = PROMPT_FIELDS.get(task.kind, set())
+def _prompt_problems(task: TaskSpec, allowed: set[str]) -> list[str]:
     try:
         used = {name for _, name, _, _ in string.Formatter().parse(task.prompt.template) if name}  # type: ignore[union-attr]
     except ValueError as exc:
@@ -149,7 +141,7 @@ def _prompt_problems(task: TaskSpec) -> list[str]:
     problems = [f"prompt template uses {{{name}}}, which {task.kind} examples do not have"
                 for name in sorted(used - allowed)]
     verbalizers = task.prompt.verbalizers  # type: ignore[union-attr]
-    if task.kind == CLASSIFICATION and verbalizers:
+    if verbalizers:
         missing = [label for label in task.labels if label not in verbalizers]
         if missing:
             problems.append(f"prompt verbalizers miss labels {', '.join(missing[:5])}")
@@ -159,30 +151,31 @@ def _prompt_problems(task: TaskSpec) -> list[str]:
     return problems
 
 
-def _model_problems(model: ModelSpec) -> list[str]:
-    problems = _tuple_problems(model)
-    unknown = [kind for kind in model.kinds if kind not in KINDS] if isinstance(model.kinds, tuple) else []
-    if unknown:
-        problems.append(f"unknown kinds {', '.join(unknown)}")
+def _kind_problems(kind: Any) -> list[str]:  # gold: an attribute name or a reference; check_example: optional
+    refs = [name for name in ("example", "check_prediction", "check_example", "gold")
+            if getattr(kind, name) is not None and not (name == "gold" and str(kind.gold).isidentifier())]
+    return _tuple_problems(kind) + [f"{name} must be 'module:attr', got {getattr(kind, name)!r}" for name in refs
+                                    if not _is_ref(getattr(kind, name))]
+
+
+def _model_problems(kernel: Registry, model: ModelSpec) -> list[str]:
+    problems = _tuple_problems(model) + kind_typos(model.kinds, kernel.kinds)
     if not _is_ref(model.factory):
         problems.append(f"factory must be 'module:attr', got {model.factory!r}")
     problems += setting_problems(model.settings, "model")
     for key in model.recommendations:
-        if key != "*" and key not in KINDS:
+        if key != "*" and key not in model.kinds and key not in kernel.kinds:
             problems.append(f"recommendations are keyed by kind or '*', got {key!r}")
     return problems
 
 
-def _metric_problems(metric: MetricSpec) -> list[str]:
-    problems = _tuple_problems(metric)
+def _metric_problems(kernel: Registry, metric: MetricSpec) -> list[str]:
+    problems = _tuple_problems(metric) + kind_typos(metric.kinds, kernel.kinds)
     problems += [f"{name} must be 'module:attr', got {getattr(metric, name)!r}" for name in ("compute", "check")
                  if (name == "compute" or metric.check is not None) and not _is_ref(getattr(metric, name))]
     strays = [name for name in metric.counts if name not in metric.totals] if isinstance(metric.counts, tuple) else []
     if strays:
         problems.append(f"counts {', '.join(strays)} are not among the totals it produces")
-    unknown = [kind for kind in metric.kinds if kind not in KINDS] if isinstance(metric.kinds, tuple) else []
-    if unknown:
-        problems.append(f"unknown kinds {', '.join(unknown)}")
     return problems + setting_problems(metric.settings, "metric")
 
 
@@ -220,9 +213,11 @@ def spec_problems(kernel: Registry, registry: str, spec: Any) -> list[str]:
     if registry == "tasks":
         return _task_problems(kernel, spec)
     if registry == "models":
-        return _model_problems(spec)
+        return _model_problems(kernel, spec)
     if registry == "metrics":
-        return _metric_problems(spec)
+        return _metric_problems(kernel, spec)
+    if registry == "kinds":
+        return _kind_problems(spec)
     if registry == "commands":
         return _command_problems(spec)
     if registry == "report_sections":

@@ -19,7 +19,7 @@ from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 from clue_core.table import printable
 
-LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections", "fetchers")
+LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections", "fetchers", "kinds")
 
 
 #: Commands that plugins of this project provide, and the plugin to install for each.

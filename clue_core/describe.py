@@ -41,6 +41,10 @@ def registry_table(kernel: Kernel, what: str) -> list[list[str]]:
         table = [["metric", "kinds", "plugin", "description"]]
         for name, m in registry.items():
             table.append([name, ", ".join(m.kinds) or "any", owner[name], m.description])
+    elif what == "kinds":
+        table = [["kind", "prediction", "gold", "prompt fields", "plugin", "description"]] + [
+            [n, k.prediction, f"{k.gold} (optional)" if k.open else k.gold, ", ".join(k.prompt_fields) or "-", owner[n],
+             k.description] for n, k in registry.items()]
     elif what == "commands":
         table = [["command", "plugin", "help"]] + [[n, owner[n], c.help] for n, c in registry.items()]
     elif what == "fetchers":

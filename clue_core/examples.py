@@ -1,20 +1,22 @@
-"""The example kinds, :class:`Prediction` and :class:`SplitData`: the contract between
+"""The shared example types, :class:`Prediction` and :class:`SplitData`: the contract between
 task and model plugins.
 
 A task turns its official files into examples of exactly one kind; a model declares the
-kinds it can learn. Everything task-specific (CLUEWSC span marking, CSL keyword joining,
-CHID per-blank windows) happens in the task, so a model never needs to know which task
-it is looking at. All kinds are frozen so that a reader's output cannot be mutated by a
-model by accident.
+kinds it can learn. Kinds are declared by plugins (:class:`~clue_core.kinds.KindSpec`); the
+three dataclasses here are those of the built-in plugin's kinds, kept in the kernel as shared
+vocabulary because several task plugins read into them and several model plugins answer them.
+Everything task-specific (CLUEWSC span marking, CSL keyword joining, CHID per-blank windows)
+happens in the task, so a model never needs to know which task it is looking at. All kinds are
+frozen so that a reader's output cannot be mutated by a model by accident.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.kinds import spec_for
 
 #: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
 #: 0-based line index where the file has none (AFQMC train/dev). Submissions echo it as is.
@@ -61,63 +63,26 @@ class MultipleChoiceExample:
     group: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class OpenQuestionExample:
-    """An open question, answered in free text and scored by a judge or by code.
+class Example(Protocol):
+    """What the kernel asks of every example, whatever its kind: an ``id``.
 
-    This is the open-question kind's contract for any task, not only SuperCLUE's:
-
-    - ``dimension`` is the ability a question tests and ``category`` the broader group that
-      dimension belongs to: the task's two levels of grouping, fine then coarse. SuperCLUE
-      fills them with its own dimension and category names (its plugin holds that table);
-      another task may use any labels, or ``""`` where it has no grouping. The kernel does nothing with
-      them beyond letting a prompt template name them (``{dimension}``, ``{category}``):
-      grouping scores by them is the business of the task's metric and report.
-    - ``turns`` are the user's messages of a dialogue, answered one by one; the kernel checks
-      that there is at least one and that none is blank.
-    - ``reference`` is an optional reference answer (the example's gold, :func:`gold_of`),
-      ``rubric`` what a judge looks for; ``constraints`` are verifiable instructions checked
-      by code (``{"type": "max_chars", "value": 50}``); ``tools`` are chat tool definitions
-      offered to the model, with the call it should make in ``expected_call``. The kernel
-      passes these through untouched: their meaning is between the task's metric and the model.
-
-    The field names are fixed (run records, golden outputs and plugins read them); a task with
-    other grouping needs puts them in these two fields rather than renaming them.
+    Everything else is the kind's (:class:`~clue_core.kinds.KindSpec`): its fields, its checks,
+    where its gold is. The three dataclasses above are the built-in plugin's kinds; another
+    plugin's kind brings its own type, and the kernel reads it through the kind's spec only.
     """
 
-    id: ExampleId
-    dimension: str
-    category: str
-    turns: tuple[str, ...]
-    reference: str | None = None
-    rubric: str | None = None
-    constraints: tuple[Mapping[str, Any], ...] = ()
-    tools: tuple[Mapping[str, Any], ...] = ()
-    expected_call: Mapping[str, Any] | None = None
-
-
-Example = ClassificationExample | SpanExample | MultipleChoiceExample | OpenQuestionExample
-
-KIND_OF: dict[type, str] = {
-    ClassificationExample: CLASSIFICATION,
-    SpanExample: SPAN,
-    MultipleChoiceExample: MULTIPLE_CHOICE,
-    OpenQuestionExample: OPEN_QUESTION,
-}
-
-
-def kind_of(example: Example) -> str:
-    """The kind name of an example instance."""
-    return KIND_OF[type(example)]
+    @property
+    def id(self) -> ExampleId: ...
 
 
 def gold_of(example: Example) -> object | None:
-    """The gold value: label string, choice index, the answers tuple, or the reference answer."""
-    if isinstance(example, SpanExample):
-        return example.answers
-    if isinstance(example, OpenQuestionExample):
-        return example.reference
-    return example.label
+    """The example's gold value, where its kind's spec says it is (None without gold).
+
+    A label string, a choice index, a span question's answers tuple, an open question's
+    reference answer: whatever the kind keeps there. An object of no declared kind has none.
+    """
+    found = spec_for(example)
+    return None if found is None else found[1](example)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ import pluggy
 if TYPE_CHECKING:
     from clue_core.fetching import FetcherSpec
     from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
+    from clue_core.kinds import KindSpec
 
 NAME = "clue_core"
 hookspec = pluggy.HookspecMarker(NAME)
@@ -81,4 +82,15 @@ def clue_data_fetchers() -> list[FetcherSpec]:
     Each :class:`~clue_core.fetching.FetcherSpec` names ``fetch(task, *, progress) -> Path``, the folder
     holding the task's files (downloaded from ``task.source`` or a mirror), imported only when a run
     needs it; without a fetcher such a run says to install one or pass ``--data-dir`` / ``--sample``.
+    """
+
+
+@hookspec
+def clue_kinds() -> list[KindSpec]:
+    """The example kinds this plugin brings (the built-in plugin's classification, span, multiple_choice).
+
+    Each :class:`~clue_core.kinds.KindSpec` names the example type, what a prediction's value is and
+    how it is checked against an example, the check of each example a reader returns, where its gold
+    is, the fields a prompt template may use and whether examples may lack gold (open questions). A
+    task's kind must be one some installed plugin declares; a model names the kinds it runs.
     """

@@ -19,6 +19,7 @@ import pluggy
 from clue_core import hookspecs
 from clue_core.errors import ClueError, PluginError, UnknownNameError, did_you_mean
 from clue_core.fetching import FetcherSpec
+from clue_core.kinds import KindSpec, declare
 from clue_core.specs import (
     MODEL_FILE,
     CommandSpec,
@@ -38,6 +39,7 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_commands": ("commands", CommandSpec, "command"),
     "clue_report_sections": ("report_sections", ReportSectionSpec, "report section"),
     "clue_data_fetchers": ("fetchers", FetcherSpec, "fetcher"),
+    "clue_kinds": ("kinds", KindSpec, "kind"),
 }
 
 #: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
@@ -104,6 +106,7 @@ class Kernel:
         self.commands: dict[str, CommandSpec] = {}
         self.report_sections: dict[str, ReportSectionSpec] = {}
         self.fetchers: dict[str, FetcherSpec] = {}
+        self.kinds: dict[str, KindSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
         if entrypoints:
             self.load_entrypoints()
@@ -254,7 +257,8 @@ class Kernel:
         """
         from clue_core.checks import spec_problems
 
-        for registry_name in ("writers", "metrics", "models", "tasks", "commands", "report_sections", "fetchers"):
+        for registry_name in ("kinds", "writers", "metrics", "models", "tasks", "commands", "report_sections",
+                              "fetchers"):
             registry = getattr(self, registry_name)
             for name, spec in list(registry.items()):
                 problems = spec_problems(self, registry_name, spec)
@@ -273,6 +277,7 @@ class Kernel:
                 info.error = f"{info.error}; {message}" if info.error else message
                 if self.strict:
                     raise PluginError(f"plugin {info.name}: {message}")
+        declare(self.kinds.values())  # for code that meets an example without a kernel (gold_of, reading)
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -284,6 +289,9 @@ class Kernel:
 
     def writer(self, name: str) -> SubmissionWriterSpec:
         return self._lookup("writers", name, "submission writer")
+
+    def kind(self, name: str) -> KindSpec:
+        return self._lookup("kinds", name, "example kind")
 
     def _lookup(self, registry_name: str, name: str, noun: str) -> Any:
         registry = getattr(self, registry_name)

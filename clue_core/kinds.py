@@ -1,11 +1,156 @@
-"""The names of the example kinds, in a module of their own.
+"""Example kinds: :class:`KindSpec`, the kinds this process knows, and three shared kind names.
 
-Hook modules need these names to build specs; importing them from here keeps
-``clue-core list`` from creating the example dataclasses it never uses.
+A kind is declared by a plugin through the ``clue_kinds`` hook, so a third party can bring one
+(NER, KBQA) without touching the kernel: the spec names the example type, what a prediction's
+value is and how it is checked, the example checks run after reading, where the gold is, the
+fields a prompt template may name and whether examples may lack gold. The kernel never branches
+on a kind: it asks the kind's spec.
+
+Code handed an example without a kernel (a metric calling ``gold_of``, a reader's checks) finds
+its kind here: every kernel declares the kinds it registered and checked (:func:`declare`), and
+where none has yet (a script or test reading a split directly) the installed plugins' kinds are
+read once from their entry points. The table only ever holds declarations, never run state.
+
+``CLASSIFICATION``, ``SPAN`` and ``MULTIPLE_CHOICE`` are the names of the three kinds the built-in
+plugin declares, which many task and model plugins share; they live here, with their example
+dataclasses in :mod:`clue_core.examples`, as shared vocabulary, so a hook module can name them
+without importing another plugin.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from clue_core.specs import Ref, SpecMixin, resolve
 
 CLASSIFICATION = "classification"
 SPAN = "span"
 MULTIPLE_CHOICE = "multiple_choice"
-OPEN_QUESTION = "open_question"
-KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)
+
+
+@dataclass(frozen=True, slots=True)
+class KindSpec(SpecMixin):
+    """One example kind, as the plugin that brings it declares it (``clue_kinds``).
+
+    ``example`` names the example type (a frozen dataclass with an ``id``) as ``"module:attr"``;
+    the kernel checks each example a reader returns is one. ``prediction`` says in words what a
+    prediction's ``value`` is (``"a label string"``); ``check_prediction(task, example, value)``
+    returns what is wrong with one (a leaderboard file's, a run's recorded prediction), or None.
+    ``check_example(task, example)`` returns ``(field, message)`` for an example that breaks the
+    kind's contract (a label not among the task's labels), or None. ``gold`` is the attribute
+    holding an example's gold value (``"label"``), or ``"module:attr"`` of ``gold(example)``.
+    ``prompt_fields`` are the example fields a task's prompt template may name; ``open`` marks
+    examples scored without gold (open questions judged by a rubric): a split none of whose
+    examples has gold is then still scored.
+    """
+
+    name: str
+    description: str
+    example: Ref
+    prediction: str
+    check_prediction: Ref
+    check_example: Ref | None = None
+    gold: str = "label"
+    prompt_fields: tuple[str, ...] = ()
+    open: bool = False
+
+
+def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
+    """A model's or metric's kinds that no plugin declares and that are a typo of one that is.
+
+    Any other undeclared kind is the kind of a plugin not installed here (the LLM models name the
+    open-question kind whether or not SuperCLUE's plugin is there): disabling that plugin must not
+    break this one, so only a near miss is a problem (a task's kind, by contrast, must be declared).
+    """
+    from clue_core.settings import typos
+
+    declared = set(known)
+    unknown = [kind for kind in kinds if kind not in declared] if isinstance(kinds, tuple) else []
+    return [f"unknown kind {kind!r}; did you mean {' or '.join(map(repr, near))}?" for kind in unknown
+            if (near := typos(str(kind), declared))]
+
+
+#: kind name -> spec, as the last kernel to load it declared it.
+_DECLARED: dict[str, KindSpec] = {}
+#: example type -> (its kind, its gold accessor), filled as examples are met.
+_BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]]] = {}
+_installed_read = False
+
+
+def declare(specs: Iterable[KindSpec]) -> None:
+    """Make checked kinds known to code that has an example but no kernel (a kernel calls this)."""
+    for spec in specs:
+        if _DECLARED.get(spec.name) != spec:
+            _DECLARED[spec.name] = spec
+            _BY_TYPE.clear()
+
+
+def _read_installed() -> None:
+    """No kernel declared the kind asked for: read the installed plugins' ``clue_kinds`` once.
+
+    A plugin that fails to import or to answer is skipped here; its error shows on its row of
+    ``clue-core list``, where a kernel loads it.
+    """
+    global _installed_read
+    if _installed_read:
+        return
+    _installed_read = True
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group="clue_core"):
+        try:
+            hook = getattr(point.load(), "clue_kinds", None)
+            found = list(hook()) if callable(hook) else []
+        except Exception:  # reported by the kernel that loads the plugin, not here
+            continue
+        declare(spec for spec in found if isinstance(spec, KindSpec) and spec.name not in _DECLARED)
+
+
+def kind_spec(name: str) -> KindSpec:
+    """The spec of kind ``name``; one that no plugin declares is a ``PluginError``."""
+    if name not in _DECLARED:
+        _read_installed()
+    try:
+        return _DECLARED[name]
+    except KeyError:
+        from clue_core.errors import PluginError
+
+        raise PluginError(f"unknown example kind {name!r} (known: {', '.join(sorted(_DECLARED)) or 'none'})"
+                          ) from None
+
+
+def _gold_accessor(spec: KindSpec) -> Callable[[Any], Any]:
+    if ":" in spec.gold:
+        return resolve(spec.gold)  # type: ignore[no-any-return]
+    attr = spec.gold
+    return lambda example: getattr(example, attr, None)
+
+
+def _match(kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
+    """The declared kind whose example type ``kind`` is: by name first (imports nothing), then by type."""
+    own = f"{kind.__module__}:{kind.__qualname__}"
+    named = [spec for spec in _DECLARED.values() if spec.example == own]
+    for spec in named or _DECLARED.values():
+        try:
+            example_type = resolve(spec.example)
+        except (ImportError, AttributeError, ValueError):
+            continue
+        if isinstance(example_type, type) and issubclass(kind, example_type):
+            return spec, _gold_accessor(spec)
+    return None
+
+
+def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
+    """``(kind, gold accessor)`` of an example, or None for an object of no declared kind."""
+    kind = type(example)
+    found = _BY_TYPE.get(kind)
+    if found is None:
+        found = _match(kind)
+        if found is None:
+            _read_installed()
+            found = _match(kind)
+        if found is not None:
+            _BY_TYPE[kind] = found
+    return found

@@ -200,7 +200,8 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
     model, argument = kernel.model(request.model)
     for task in tasks:
         if task.kind not in model.kinds:
-            raise ClueError(f"model {model.name} does not support {task.kind} tasks like {task.name}")
+            raise ClueError(f"model {model.name} does not support {task.kind} tasks like {task.name} "
+                            f"(it runs: {', '.join(model.kinds) or 'none'})")
         check_trainable(task, model, argument, request)
     settings = resolve_settings(kernel, request, tasks, model)
     output_dir = request.output_dir or default_output_dir(request.model)

@@ -16,7 +16,9 @@ credentials in the environment that settings declare with ``env`` or ``secret_en
 ``write_json``, ``write_jsonl`` and ``atomic_open`` already apply them, so a plugin needs them only
 for what it writes or sends some other way (an SQLite cache, a subprocess).
 ``Registry`` (:mod:`clue_core.registry`) types the kernel a command finds in its click context:
-the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer`` lookups, nothing more.
+the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer``/``kind`` lookups, nothing more.
+``KindSpec`` (:mod:`clue_core.kinds`) declares an example kind (``clue_kinds``); ``CLASSIFICATION``,
+``SPAN`` and ``MULTIPLE_CHOICE`` name the built-in plugin's three, whose example types are shared here.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from clue_core.errors import ClueError, DataError, InputError
 from clue_core.fetching import FetcherSpec
 from clue_core.hookspecs import hookimpl
-from clue_core.kinds import CLASSIFICATION, KINDS, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN
+from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
 from clue_core.registry import Registry
 from clue_core.specs import (
     MODEL_FILE,
@@ -56,7 +58,6 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         ExampleId,
         MetricResult,
         MultipleChoiceExample,
-        OpenQuestionExample,
         Prediction,
         SpanExample,
         SplitData,
@@ -93,7 +94,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
 
 _LAZY = {
     **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
-                     "OpenQuestionExample", "Prediction", "SpanExample", "SplitData"), "clue_core.examples"),
+                     "Prediction", "SpanExample", "SplitData"), "clue_core.examples"),
     **dict.fromkeys(("Learner", "RunContext", "is_main_process"), "clue_core.context"),
     "find_file": "clue_core.data",
     "read_json": "clue_core.jsonio",
@@ -139,13 +140,11 @@ _LAZY_MODULES = {"api": "clue_core.api"}
 
 __all__ = [
     "CLASSIFICATION",
-    "KINDS",
     "MANIFEST",
     "MAX_SEED",
     "METRICS",
     "MODEL_FILE",
     "MULTIPLE_CHOICE",
-    "OPEN_QUESTION",
     "PREDICTIONS_DIR",
     "RUN_SCHEMA",
     "SPAN",
@@ -161,6 +160,7 @@ __all__ = [
     "FetcherSpec",
     "FiniteFloat",
     "InputError",
+    "KindSpec",
     "Leaderboard",
     "Learner",
     "Manifest",
@@ -169,7 +169,6 @@ __all__ = [
     "Metrics",
     "ModelSpec",
     "MultipleChoiceExample",
-    "OpenQuestionExample",
     "Prediction",
     "PredictionRecord",
     "Progress",

@@ -1,11 +1,10 @@
 """Reading one split through a task's reader, and the checks every reader can rely on.
 
-Readers turn files into examples; the kernel checks, once for every task, what readers
-used to check four different ways: the split name, each example's kind, labels among the
-task's labels, choice indices in range, non-empty answer texts and turns, and unique ids
-in test files (the official test files have unique ids, and the leaderboard scores by
-id). Whether a span answer occurs in its context is *not* checked: real gold answers
-sometimes do not.
+Readers turn files into examples; the kernel checks, once for every task, the split name,
+that each example is of the task's kind, the kind's own example check (its spec's
+``check_example``: labels among the task's labels, choice indices in range, non-empty answer
+texts and turns, each kind's plugin says which), and unique ids in test files (the official
+test files have unique ids, and the leaderboard scores by id).
 """
 
 from __future__ import annotations
@@ -16,14 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.errors import ClueError, DataError, InputError, PluginError
-from clue_core.examples import (
-    ClassificationExample,
-    MultipleChoiceExample,
-    OpenQuestionExample,
-    SpanExample,
-    SplitData,
-    kind_of,
-)
+from clue_core.examples import SplitData
+from clue_core.kinds import kind_spec, spec_for
 from clue_core.specs import TaskSpec, resolve
 
 
@@ -74,15 +67,18 @@ def _in_users_zip(exc: DataError, data_dir: Path, required: bool) -> DataError:
 
 def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> None:
     """Raise one clear error for the first example that breaks the task's contract."""
-    labels = set(task.labels)
+    kind = kind_spec(task.kind)
+    example_type = resolve(kind.example)
+    check = resolve(kind.check_example) if kind.check_example else None
     seen: dict[str, int] = {}
     for index, example in enumerate(part.examples):
-        if type(example) not in _CHECKS:
-            raise PluginError(f"task {task.name}: reader returned a {type(example).__name__}, not an example")
-        if kind_of(example) != task.kind:
-            raise PluginError(f"task {task.name}: reader returned a {kind_of(example)} example for a "
+        if not isinstance(example, example_type):
+            other = spec_for(example)
+            if other is None:
+                raise PluginError(f"task {task.name}: reader returned a {type(example).__name__}, not an example")
+            raise PluginError(f"task {task.name}: reader returned a {other[0].name} example for a "
                               f"{task.kind} task")
-        problem = _CHECKS[type(example)](example, labels)
+        problem = check(task, example) if check else None
         if problem:
             raise _located(part, index, *problem)
         if test:
@@ -103,39 +99,3 @@ def _located(part: SplitData, index: int, field: str, message: str) -> InputErro
         path, _, record = origin[:-1].rpartition(" (")
         return InputError(path, message, record=record, field=field)
     return InputError(origin, message, field=field)
-
-
-def _classification(example: ClassificationExample, labels: set[str]) -> tuple[str, str] | None:
-    if example.label is not None and labels and example.label not in labels:
-        return "label", f"unknown label {example.label!r} (known: {', '.join(sorted(labels)[:20])})"
-    return None
-
-
-def _span(example: SpanExample, labels: set[str]) -> tuple[str, str] | None:
-    for text, _ in example.answers or ():
-        if not isinstance(text, str) or not text.strip():
-            return "answers", "empty answer text"
-    return None
-
-
-def _choice(example: MultipleChoiceExample, labels: set[str]) -> tuple[str, str] | None:
-    if not example.choices:
-        return "choices", "no choices"
-    if example.label is not None and not 0 <= example.label < len(example.choices):
-        return "label", f"answer index {example.label} out of range for {len(example.choices)} choices"
-    return None
-
-
-def _open(example: OpenQuestionExample, labels: set[str]) -> tuple[str, str] | None:
-    if not example.turns or not all(isinstance(t, str) and t.strip() for t in example.turns):
-        return "turns", "needs at least one non-empty turn"
-    return None
-
-
-_CHECKS = {
-    ClassificationExample: _classification,
-    SpanExample: _span,
-    MultipleChoiceExample: _choice,
-    OpenQuestionExample: _open,
-}
-

@@ -3,8 +3,8 @@
 A command finds the kernel in its click context (``ctx.find_root().obj["kernel"]``) and used to
 receive it as ``Any``, so nothing said which of the kernel's attributes were a contract and
 which were internals a refactoring could rename. This protocol names exactly what the
-first-party commands use: the registries of tasks, models, metrics, submission writers and
-report sections, who registered each name (``owner``, for messages), ``strict`` (re-raise for
+first-party commands use: the registries of tasks, models, metrics, submission writers,
+report sections and example kinds, who registered each name (``owner``, for messages), ``strict`` (re-raise for
 plugin authors) and the lookups that turn an unknown name into a one-line error with a
 suggestion. Planning or running a run is ``api.plan(..., kernel=registry)`` /
 ``api.run(..., kernel=registry)``, which take this same object. :class:`clue_core.kernel.Kernel`
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from clue_core.fetching import FetcherSpec
+    from clue_core.kinds import KindSpec
     from clue_core.specs import MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
 
@@ -41,6 +42,10 @@ class Registry(Protocol):
     @property
     def writers(self) -> Mapping[str, SubmissionWriterSpec]:
         """Every registered submission writer by name."""
+
+    @property
+    def kinds(self) -> Mapping[str, KindSpec]:
+        """Every registered example kind by name (``classification``, a plugin's ``tagging``)."""
 
     @property
     def report_sections(self) -> Mapping[str, ReportSectionSpec]:
@@ -66,3 +71,6 @@ class Registry(Protocol):
 
     def writer(self, name: str) -> SubmissionWriterSpec:
         """The submission writer ``name``; an unknown name raises ``UnknownNameError``."""
+
+    def kind(self, name: str) -> KindSpec:
+        """The example kind ``name`` (its checks, gold, prompt fields); unknown raises ``UnknownNameError``."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
-from clue_core.kinds import OPEN_QUESTION
+from clue_core.kinds import kind_spec
 from clue_core.settings import ResolvedSettings
 from clue_core.specs import MetricSpec, TaskSpec, resolve
 
@@ -176,14 +176,14 @@ def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example
                   predictions: Sequence[Prediction | None], context: RunContext | None = None) -> MetricResult:
     """Every metric of ``steps`` merged: totals, per-example values and details (empty without gold).
 
-    Open questions are judged against a rubric, so they count as scorable without a
-    reference answer. Each metric gets its own copy of its settings (a metric that changes
+    A kind whose spec is ``open`` (open questions, judged against a rubric) is scored without
+    gold too. Each metric gets its own copy of its settings (a metric that changes
     them cannot change the next scoring's), and its code is imported only when it scores.
     """
     totals: dict[str, float] = {}
     per_example: dict[str, Sequence[float | None]] = {}
     details: list[dict[str, Any] | None] = [None] * len(examples)
-    if task.kind != OPEN_QUESTION and not any(gold_of(e) is not None for e in examples):
+    if not kind_spec(task.kind).open and not any(gold_of(e) is not None for e in examples):
         return MetricResult(totals, per_example)
     for spec, values in steps:
         kwargs: dict[str, Any] = {}

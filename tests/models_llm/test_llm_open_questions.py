@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from clue_core.plugin import (
-    OPEN_QUESTION,
     MetricSpec,
-    OpenQuestionExample,
     Prediction,
     Prompt,
     SplitData,
     TaskSpec,
     hookimpl,
 )
+from clue_tasks_superclue.examples import OpenQuestionExample
+from clue_tasks_superclue.hooks import OPEN_QUESTION
 
 pytestmark = pytest.mark.slow
 

@@ -8,12 +8,12 @@ from clue_core.plugin import (
     ClassificationExample,
     ClueError,
     MultipleChoiceExample,
-    OpenQuestionExample,
     Prompt,
     SpanExample,
     TaskSpec,
 )
 from clue_models_llm.prompts import Renderer, draw_demos, sha256
+from clue_tasks_superclue.examples import OpenQuestionExample
 
 PAIR = TaskSpec("third-party-pairs", "classification", "a task no model plugin knows", "x:read",
                 labels=("0", "1"),

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from clue_core.data import sample_dir
-from clue_core.examples import ClassificationExample, MultipleChoiceExample, OpenQuestionExample, SpanExample
+from clue_core.examples import ClassificationExample, MultipleChoiceExample, SpanExample
 from clue_tasks_mrc import cmrc_metric
+from clue_tasks_superclue.examples import OpenQuestionExample
 from tests.report.fixtures import llm_answer, write_run
 from tests.report.recompute import check_all_numbers_covered, dev_examples, records_of
 

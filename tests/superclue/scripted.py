@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import OPEN_QUESTION, ModelSpec, Prediction, RunContext, TaskSpec, hookimpl
+from clue_core.plugin import ModelSpec, Prediction, RunContext, TaskSpec, hookimpl
+from clue_tasks_superclue.hooks import OPEN_QUESTION
 from clue_tasks_superclue.judge_prompts import GRADE_REPAIR, PAIRWISE_HEAD, PAIRWISE_REPAIR
 
 #: What the scripted answerer says, by question id: one text (every turn) or a list per turn;

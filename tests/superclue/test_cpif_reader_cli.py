@@ -16,8 +16,9 @@ import pytest
 
 from clue_core.errors import InputError
 from clue_core.kernel import Kernel
-from clue_core.plugin import OPEN_QUESTION, ModelSpec, Prediction, RunContext, TaskSpec, hookimpl
+from clue_core.plugin import ModelSpec, Prediction, RunContext, TaskSpec, hookimpl
 from clue_tasks_superclue import cpif_reader
+from clue_tasks_superclue.hooks import OPEN_QUESTION
 
 SAMPLE = Path(cpif_reader.__file__).with_name("cpif_sample")
 OFFICIAL = Path("/work/cpif")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from clue_core.plugin import OpenQuestionExample, Prediction
+from clue_core.plugin import Prediction
 from clue_tasks_superclue import cpif_metric, cpif_rules
 from clue_tasks_superclue.cpif_reader import CHECK_TYPE
+from clue_tasks_superclue.examples import OpenQuestionExample
 
 SETTINGS = {"sandbox": "process", "sandbox_timeout": 5.0, "sandbox_workers": 2}
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from clue_core.kernel import Kernel
-from clue_core.plugin import OPEN_QUESTION, ModelSpec, Prediction, Setting, TaskSpec, hookimpl
+from clue_core.plugin import ModelSpec, Prediction, Setting, TaskSpec, hookimpl
 from clue_tasks_superclue import panel
+from clue_tasks_superclue.hooks import OPEN_QUESTION
 from tests.superclue import scripted
 
 SHIFT = Setting("shift", int, 0, "added to every grade the scripted judge gives (kept within 1-10)")

@@ -4,7 +4,8 @@ was: its constraints were checked on "", and a judge was asked to grade "（空�
 
 from __future__ import annotations
 
-from clue_core.plugin import OpenQuestionExample, Prediction
+from clue_core.plugin import Prediction
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.metric import compute
 
 LIMITED = OpenQuestionExample("short", "精确指令遵循", "Hard", ("用不超过10个字介绍你自己。",),

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from clue_core.errors import ClueError
-from clue_core.plugin import OpenQuestionExample, Prediction, RunContext
+from clue_core.plugin import Prediction, RunContext
 from clue_tasks_superclue import hooks, metric
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.judge_prompts import (
     GRADE_REPAIR,
     PAIRWISE_REPAIR,

@@ -9,10 +9,11 @@ import pytest
 
 from clue_core.errors import DataError, InputError
 from clue_core.kernel import Kernel
-from clue_core.plugin import MultipleChoiceExample, OpenQuestionExample
+from clue_core.plugin import MultipleChoiceExample
 from clue_core.reading import read_split
 from clue_tasks_superclue import hooks
 from clue_tasks_superclue.dimensions import DIMENSIONS
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.reader import dimension_of_close_id, read, read_close, read_questions
 
 SAMPLE = Path(hooks.__file__).parent / "sample" / "dev.jsonl"

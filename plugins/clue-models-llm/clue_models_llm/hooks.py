@@ -22,8 +22,9 @@ kind, so no task name appears in this plugin.
 
 from __future__ import annotations
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, OPEN_QUESTION, SPAN, ModelSpec, hookimpl
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ModelSpec, hookimpl
 from clue_models_llm.catalogue import CATALOGUE, recommendations
+from clue_models_llm.kinds import OPEN_QUESTION
 from clue_models_llm.recorded_settings import RECORDED
 from clue_models_llm.settings import COMMON, SERVER, TINY
 from clue_models_llm.vllm_settings import VLLM

@@ -29,7 +29,6 @@ from typing import Any
 from clue_core.plugin import (
     CLASSIFICATION,
     MULTIPLE_CHOICE,
-    OPEN_QUESTION,
     SPAN,
     ClueError,
     Example,
@@ -46,6 +45,7 @@ from clue_models_llm.cache import ResultCache, entry_key
 from clue_models_llm.client import Usage
 from clue_models_llm.distributed import ensure_group, gather, shard
 from clue_models_llm.extract import TRADITIONAL_CONFIG, traditional_converter
+from clue_models_llm.kinds import OPEN_QUESTION
 from clue_models_llm.prompts import (
     Question,
     Renderer,

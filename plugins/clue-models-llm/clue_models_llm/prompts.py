@@ -34,12 +34,12 @@ from typing import Any
 from clue_core.plugin import (
     CLASSIFICATION,
     MULTIPLE_CHOICE,
-    OPEN_QUESTION,
     SPAN,
     ClueError,
     Prompt,
     TaskSpec,
 )
+from clue_models_llm.kinds import OPEN_QUESTION
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: Turns of an open question without a chat template: question and answer marks.
@@ -90,7 +90,7 @@ def lettered(choices: Sequence[str]) -> str:
 
 
 def example_fields(example: Any, kind: str) -> dict[str, str]:
-    """The values a template may name, by kind (see clue_core.checks.PROMPT_FIELDS)."""
+    """The values a template may name, by kind (each kind's spec lists them: ``KindSpec.prompt_fields``)."""
     if kind == CLASSIFICATION:
         return {"text": example.text, "text_pair": example.text_pair or ""}
     if kind == SPAN:

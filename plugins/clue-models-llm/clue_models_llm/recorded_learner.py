@@ -36,7 +36,6 @@ from typing import Any
 from clue_core.plugin import (
     CLASSIFICATION,
     MULTIPLE_CHOICE,
-    OPEN_QUESTION,
     SPAN,
     ClueError,
     Example,
@@ -49,6 +48,7 @@ from clue_models_llm import answers
 from clue_models_llm.backend import GenerateOptions
 from clue_models_llm.backends.recorded import RecordedBackend
 from clue_models_llm.extract import extract_tool_calls, split_thinking
+from clue_models_llm.kinds import OPEN_QUESTION
 from clue_models_llm.learner import LLMLearner
 from clue_models_llm.prompts import Question
 from clue_models_llm.recorded_file import Match

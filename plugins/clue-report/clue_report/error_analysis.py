@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from clue_core.plugin import ClassificationExample, MultipleChoiceExample, OpenQuestionExample, SpanExample, TaskSpec
+from clue_core.plugin import ClassificationExample, MultipleChoiceExample, SpanExample, TaskSpec
 from clue_report.scored import Scored
 
 NO_PREDICTION = "(none)"
@@ -97,8 +97,9 @@ def _describe(example: Any, descriptions: Mapping[str, str]) -> dict[str, Any]:
         return {"text": example.question, "context": _excerpt(example.context, start)}
     if isinstance(example, MultipleChoiceExample):
         return {"text": example.question, "context": _excerpt(example.context), "choices": list(example.choices)}
-    if isinstance(example, OpenQuestionExample):
-        return {"text": " / ".join(example.turns)}
+    turns = getattr(example, "turns", None)  # an open question (SuperCLUE's kind), read by its fields
+    if isinstance(turns, tuple):
+        return {"text": " / ".join(turns)}
     return {}
 
 

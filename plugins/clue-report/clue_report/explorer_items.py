@@ -18,7 +18,6 @@ from clue_core.plugin import (
     ClassificationExample,
     Example,
     MultipleChoiceExample,
-    OpenQuestionExample,
     SpanExample,
     TaskSpec,
 )
@@ -81,9 +80,10 @@ def describe(task: TaskSpec, example: Example, from_data: bool) -> dict[str, Any
     elif isinstance(example, MultipleChoiceExample):
         item.update(question=example.question, context=example.context, choices=list(example.choices),
                     gold=_choice(example, example.label), g=None if example.label is None else str(example.label))
-    elif isinstance(example, OpenQuestionExample):
-        item.update(turns=list(example.turns), dimension=example.dimension, category=example.category,
-                    gold=example.reference or "—", g=None)
+    elif isinstance(getattr(example, "turns", None), tuple):  # an open question (SuperCLUE's kind), by its fields
+        item.update(turns=list(example.turns), dimension=getattr(example, "dimension", ""),
+                    category=getattr(example, "category", ""), gold=getattr(example, "reference", None) or "—",
+                    g=None)
     if not from_data:
         item["unread"] = True
     return clean(item)

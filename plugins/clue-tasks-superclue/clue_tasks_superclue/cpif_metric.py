@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction
+from clue_core.plugin import MetricResult, Prediction
 from clue_tasks_superclue import cpif_rules
 from clue_tasks_superclue.cpif_reader import checker_of
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.sandbox import Check, Limits, Verdict, check_isolation, run_checks
 
 COUNTS = ("prompts", "passed", "checker_errors")

@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import DataError, InputError, OpenQuestionExample, SplitData, TaskSpec, find_file, iter_jsonl
+from clue_core.plugin import DataError, InputError, SplitData, TaskSpec, find_file, iter_jsonl
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.sandbox import planned_isolation
 
 FILE_NAME = "superclue-all-jqzl.json"

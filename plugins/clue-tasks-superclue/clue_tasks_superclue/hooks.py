@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from clue_core.plugin import (
     MULTIPLE_CHOICE,
-    OPEN_QUESTION,
     CommandSpec,
+    KindSpec,
     MetricSpec,
     Prompt,
     ReportSectionSpec,
@@ -22,6 +22,8 @@ from clue_core.plugin import (
 )
 
 _PACKAGE = "clue_tasks_superclue"
+#: This plugin's example kind: open questions (clue_tasks_superclue.examples), answered in free text.
+OPEN_QUESTION = "open_question"
 SAMPLE = f"{_PACKAGE}:sample"
 DATA_FILES = ("dev.jsonl",)
 
@@ -181,6 +183,20 @@ CPIF_METRIC = MetricSpec(
     # sandbox=bwrap without bubblewrap must stop the run when planned, not after every answer is generated
     check=f"{_PACKAGE}.cpif_metric:check_settings",
 )
+
+
+OPEN_QUESTION_KIND = KindSpec(
+    OPEN_QUESTION, "an open question (one or more turns) answered in free text, graded by a judge or by code",
+    f"{_PACKAGE}.examples:OpenQuestionExample", "an answer text",
+    f"{_PACKAGE}.examples:check_prediction", f"{_PACKAGE}.examples:check_example",
+    gold="reference", prompt_fields=("dimension", "category"), open=True,
+)
+
+
+@hookimpl
+def clue_kinds() -> list[KindSpec]:
+    """Open questions, scored without gold (a judge reads the rubric): the kernel knows none of their fields."""
+    return [OPEN_QUESTION_KIND]
 
 
 @hookimpl

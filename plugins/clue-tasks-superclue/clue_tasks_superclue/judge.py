@@ -27,7 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clue_core.plugin import ClueError, OpenQuestionExample, Progress, RunContext
+from clue_core.plugin import ClueError, Progress, RunContext
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.judge_prompts import GRADE_REPAIR, PAIRWISE_REPAIR, Parsed, parse_grade, parse_verdict
 
 Parser = Callable[[str], Parsed | None]

@@ -29,9 +29,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import MetricResult, OpenQuestionExample, Prediction, RunContext, write_json
+from clue_core.plugin import MetricResult, Prediction, RunContext, write_json
 from clue_tasks_superclue import aggregate, pairwise, panel, win_tie_loss
 from clue_tasks_superclue.constraints import check_all
+from clue_tasks_superclue.examples import OpenQuestionExample
 from clue_tasks_superclue.judge import Judge, Judgment, Request, grade_request, pairwise_request
 from clue_tasks_superclue.judge_prompts import grade_prompt, pairwise_prompt, turn_texts
 from clue_tasks_superclue.tool_calls import calls_of, check_call

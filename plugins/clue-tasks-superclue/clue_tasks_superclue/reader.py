@@ -25,7 +25,6 @@ from clue_core.plugin import (
     DataError,
     InputError,
     MultipleChoiceExample,
-    OpenQuestionExample,
     SplitData,
     TaskSpec,
     find_file,
@@ -33,6 +32,7 @@ from clue_core.plugin import (
 )
 from clue_tasks_superclue import constraints as rules
 from clue_tasks_superclue.dimensions import DIMENSIONS
+from clue_tasks_superclue.examples import OpenQuestionExample
 
 FILE_NAME = "{split}.jsonl"
 FIELDS = ("id", "dimension", "category", "turns", "reference", "rubric", "constraints", "tools", "expected_call",

@@ -2,7 +2,9 @@
 
 The fields keep their names (run records, golden outputs and plugins read them); the class
 says what each means for any open-question task, and the kernel holds to what it says: it
-checks only the turns and passes the grouping fields through untouched.
+checks only the turns (through the kind's spec) and passes the grouping fields through
+untouched. Since issue 30 the kind is the SuperCLUE plugin's (``clue_kinds``): the kernel's
+public API holds neither the class nor the kind's name.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import dataclasses
 
 import pytest
 
-from clue_core.checks import PROMPT_FIELDS
+import clue_core.plugin
 from clue_core.errors import InputError
-from clue_core.examples import OpenQuestionExample, SplitData, gold_of
-from clue_core.kinds import OPEN_QUESTION
+from clue_core.examples import SplitData, gold_of
+from clue_core.kernel import Kernel
 from clue_core.reading import check_examples
 from clue_core.specs import TaskSpec
+from clue_tasks_superclue import hooks
+from clue_tasks_superclue.examples import OpenQuestionExample
+from clue_tasks_superclue.hooks import OPEN_QUESTION
 
 TASK = TaskSpec("open", OPEN_QUESTION, "any open questions", "m:r", metrics=(), splits=("dev",))
 
@@ -42,6 +47,15 @@ def test_the_kernel_passes_any_grouping_through_and_checks_only_the_turns():
     grouped = OpenQuestionExample("q2", "poetry", "writing", ("write a poem",), reference="…")
     check_examples(TASK, SplitData((ungrouped, grouped)))
     assert gold_of(grouped) == "…" and gold_of(ungrouped) is None
-    assert PROMPT_FIELDS[OPEN_QUESTION] == {"dimension", "category"}
+    assert set(hooks.OPEN_QUESTION_KIND.prompt_fields) == {"dimension", "category"}
     with pytest.raises(InputError, match="needs at least one non-empty turn"):
         check_examples(TASK, SplitData((OpenQuestionExample("q3", "poetry", "writing", ("  ",)),)))
+
+
+def test_the_kind_is_the_plugins_and_the_kernel_names_none_of_it(isolated_kernel: Kernel):
+    assert not hasattr(clue_core.plugin, "OpenQuestionExample") and not hasattr(clue_core.plugin, "OPEN_QUESTION")
+    assert OPEN_QUESTION not in isolated_kernel.kinds  # the built-in plugin brings three kinds, not this one
+    isolated_kernel.register(hooks, "clue-tasks-superclue")
+    kind = isolated_kernel.kind(OPEN_QUESTION)
+    assert isolated_kernel.owner[("kinds", OPEN_QUESTION)] == "clue-tasks-superclue"
+    assert kind.open and kind.gold == "reference" and kind.example.endswith("examples:OpenQuestionExample")
