@@ -266,6 +266,7 @@ def resolve_task_data(
     sample: bool = False,
     fetchers: Mapping[str, FetcherSpec] | None = None,
     download: bool = True,
+    owners: Mapping[tuple[str, str], str] | None = None,
 ) -> Path:
     """The folder a task's reader should read.
 
@@ -273,7 +274,8 @@ def resolve_task_data(
     folder, a zip of it, or a parent folder holding ``<task>/`` (or the official folder or
     zip name), so one ``--data-dir ~/clue`` serves several tasks. Otherwise one of
     ``fetchers`` (the kernel's registry of them) brings the files; with ``download`` false it
-    only says where they already are.
+    only says where they already are; ``owners`` (the kernel's ``owner`` map) lets a fetcher's
+    fault name its plugin.
     """
     if sample:
         if data_dir is not None:
@@ -283,14 +285,14 @@ def resolve_task_data(
         return _user_data(task, Path(data_dir).expanduser())
     fetcher = fetching.choose(task, fetchers or {})
     if not download:
-        where = fetching.location(fetcher, task)
+        where = fetching.location(fetcher, task, owners)
         if where is not None and where.is_dir():
             return where
         raise DataError(
             f"no data for task {task.name} in {clue_home()}: run `clue-core download {task.name}` "
             "or pass --data-dir with your copy"
         )
-    return fetching.fetch(fetcher, task, progress=True)
+    return fetching.fetch(fetcher, task, progress=True, owners=owners)
 
 
 def _not_files(folder: Path, names: Iterable[str]) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clue_core.errors import DataError, PluginError, did_you_mean
+from clue_core.errors import ClueError, DataError, PluginError, did_you_mean
 from clue_core.specs import Ref, SpecMixin, resolve
 
 if TYPE_CHECKING:
@@ -44,6 +44,10 @@ class FetcherSpec(SpecMixin):
     location: Ref | None = None
 
 
+Owners = Mapping[tuple[str, str], str]
+"""The kernel's ``owner`` map (``("fetchers", name) -> plugin``), so a fault names the plugin to blame."""
+
+
 def choose(task: TaskSpec, fetchers: Mapping[str, FetcherSpec]) -> FetcherSpec:
     """The fetcher that brings ``task``'s files; a :class:`DataError` when none is installed or the choice is open."""
     chosen = os.environ.get(FETCHER_ENV, "").strip()
@@ -62,33 +66,70 @@ def choose(task: TaskSpec, fetchers: Mapping[str, FetcherSpec]) -> FetcherSpec:
     return next(iter(fetchers.values()))
 
 
-def _function(fetcher: FetcherSpec, ref: str) -> object:
+def who(fetcher: FetcherSpec, owners: Owners | None = None) -> str:
+    """``fetcher lab-mirror (plugin lab-tools)``: how a message names a fetcher (and, when known, its plugin)."""
+    owner = (owners or {}).get(("fetchers", fetcher.name))
+    return f"fetcher {fetcher.name}" + (f" (plugin {owner})" if owner and owner != fetcher.name else "")
+
+
+def _call(fetcher: FetcherSpec, ref: Ref, owners: Owners | None, *args: object, **kwargs: object) -> object:
+    """Call a fetcher's function: somebody else's code, so whatever it raises (but a one-line
+    :class:`ClueError` of its own, or Ctrl-C) is one line naming it, never a traceback."""
+    shown = ref if isinstance(ref, str) else getattr(ref, "__qualname__", repr(ref))
     try:
-        return resolve(ref)
+        function = resolve(ref)
     except Exception as exc:  # a broken plugin is one line naming it
-        raise PluginError(f"fetcher {fetcher.name}: {ref} does not import ({type(exc).__name__}: {exc})") from exc
+        raise PluginError(f"{who(fetcher, owners)}: {shown} does not import ({type(exc).__name__}: {exc})") from exc
+    try:
+        return function(*args, **kwargs)
+    except ClueError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"{who(fetcher, owners)}: {shown} raised {type(exc).__name__}: {exc}") from exc
 
 
-def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool) -> Path:
-    """The folder ``fetcher`` brings ``task``'s files into (it may download them first)."""
-    folder = _function(fetcher, fetcher.fetch)(task, progress=progress)  # type: ignore[operator]
-    if not isinstance(folder, Path) or not folder.is_dir():
-        raise PluginError(f"fetcher {fetcher.name}: {fetcher.fetch} returned {folder!r}, not a folder")
+def _path(fetcher: FetcherSpec, ref: Ref, value: object, owners: Owners | None) -> Path:
+    if isinstance(value, (str, os.PathLike)) and str(value):
+        return Path(value)
+    shown = ref if isinstance(ref, str) else getattr(ref, "__qualname__", repr(ref))
+    raise PluginError(f"{who(fetcher, owners)}: {shown} returned {value!r}, not a folder")
+
+
+def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owners | None = None) -> Path:
+    """The folder ``fetcher`` brings ``task``'s files into (it may download them first): a path or
+    string naming a folder that holds some of the task's files, else one :class:`PluginError` line
+    naming the fetcher (the reader's own line would name a folder the user never chose)."""
+    folder = _path(fetcher, fetcher.fetch, _call(fetcher, fetcher.fetch, owners, task, progress=progress), owners)
+    if not folder.is_dir():
+        shown = fetcher.fetch if isinstance(fetcher.fetch, str) else getattr(fetcher.fetch, "__qualname__", "fetch")
+        what = "a file" if folder.exists() else "nothing is there"
+        raise PluginError(f"{who(fetcher, owners)}: {shown} returned {folder}, not a folder: {what}")
+    if task.data_files and not any(_holds(folder, name) for name in task.data_files):
+        raise PluginError(f"{who(fetcher, owners)}: {folder} holds none of {task.name}'s files "
+                          f"({', '.join(task.data_files)})")
     return folder
 
 
-def location(fetcher: FetcherSpec, task: TaskSpec) -> Path | None:
+def _holds(folder: Path, name: str) -> bool:
+    """Whether a file ``name`` lies anywhere below ``folder`` (archive junk aside), as the readers look.
+    Only a folder with none of the task's files is the wrong one: some may be optional (a test version)."""
+    from clue_core.archive import is_junk  # zipfile: not at start-up, which imports this module
+
+    return any(path.is_file() and not is_junk(path.relative_to(folder)) for path in folder.rglob(name))
+
+
+def location(fetcher: FetcherSpec, task: TaskSpec, owners: Owners | None = None) -> Path | None:
     """Where ``fetcher`` keeps ``task``'s files, fetching nothing (``None``: it does not say)."""
     if fetcher.location is None:
         return None
-    return Path(_function(fetcher, fetcher.location)(task))  # type: ignore[operator]
+    return _path(fetcher, fetcher.location, _call(fetcher, fetcher.location, owners, task), owners)
 
 
-def describe(task: TaskSpec, fetchers: Mapping[str, FetcherSpec]) -> str:
+def describe(task: TaskSpec, fetchers: Mapping[str, FetcherSpec], owners: Owners | None = None) -> str:
     """Where a run with no ``--data-dir`` and no ``--sample`` reads ``task``'s files, fetching nothing
     (``--dry-run``)."""
     fetcher = choose(task, fetchers)
-    where = location(fetcher, task)
+    where = location(fetcher, task, owners)
     if where is not None and where.is_dir():
         return str(where)
     origin = task.source.url if task.source else "nowhere: no source"

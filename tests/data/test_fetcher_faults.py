@@ -1,0 +1,181 @@
+"""A third party's fetcher misbehaving: each fault is one ``error:`` line naming the fetcher (and its plugin).
+
+The ``clue_data_fetchers`` contract (``fetch(task, *, progress) -> Path``, ``location(task) -> Path``)
+is code of somebody else's, run by the kernel: it may raise anything, return a string, a file, a
+folder that is not the task's, or be a reference that does not import. None of that may reach the
+user as a traceback, and a folder holding none of the task's files is the fetcher's fault, not the
+reader's (the reader's line named only a folder the user never chose).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clue_builtin import hooks as builtin
+from clue_core.data import resolve_task_data
+from clue_core.errors import DataError, PluginError
+from clue_core.kernel import Kernel
+from clue_core.plugin import FetcherSpec, hookimpl
+from clue_tasks_classic import hooks as classic
+
+PLUGIN = "lab-plugin"
+
+
+@pytest.fixture(autouse=True)
+def _no_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLUE_FETCHER", raising=False)
+
+
+def kernel_with(spec: FetcherSpec) -> Kernel:
+    """The built-in plugin, the classic tasks and one third-party plugin bringing ``spec``."""
+
+    class Plugin:
+        @hookimpl
+        def clue_data_fetchers(self) -> list[FetcherSpec]:
+            return [spec]
+
+    kernel = Kernel(entrypoints=False, strict=False, disabled=())
+    for plugin, name in [(builtin, "builtin"), (classic, "clue-tasks-classic"), (Plugin(), PLUGIN)]:
+        kernel.register(plugin, name)
+    assert list(kernel.fetchers) == [spec.name]
+    return kernel
+
+
+def spec(fetch: object, location: object = None) -> FetcherSpec:
+    return FetcherSpec(name="lab", help="A lab's mirror (a test stand-in).", fetch=fetch, location=location)
+
+
+def one_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output, result.output
+    return result.output.rstrip("\n")
+
+
+def afqmc_folder(root: Path) -> Path:
+    folder = root / "afqmc"
+    folder.mkdir(parents=True)
+    for name in ("train.json", "dev.json"):
+        (folder / name).write_text('{"sentence1": "a", "sentence2": "b", "label": "0"}\n', encoding="utf-8")
+    (folder / "test.json").write_text('{"id": 0, "sentence1": "a", "sentence2": "b"}\n', encoding="utf-8")
+    return folder
+
+
+# ------------------------------------------------------------------ fetch
+
+
+def test_a_fetch_that_raises_is_one_line_naming_the_fetcher(run_cli, tmp_path: Path) -> None:
+    def fetch(task, *, progress):
+        raise RuntimeError("mirror down")
+
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs", kernel=kernel_with(spec(fetch)))
+    line = one_line(result)
+    assert line.startswith("error: fetcher lab") and "RuntimeError: mirror down" in line, line
+    assert not (tmp_path / "runs" / "afqmc").exists()
+
+
+def test_a_fetch_raising_names_its_plugin_given_the_owners(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
+
+    def fetch(task, *, progress):
+        raise OSError(28, "No space left on device")
+
+    kernel = kernel_with(spec(fetch))
+    with pytest.raises(PluginError) as error:
+        resolve_task_data(kernel.task("afqmc"), fetchers=kernel.fetchers, owners=kernel.owner)
+    assert str(error.value).startswith(f"fetcher lab (plugin {PLUGIN}): ")
+    assert "No space left on device" in str(error.value)
+
+
+def test_a_data_error_of_the_fetcher_is_its_own_line_unchanged(run_cli, tmp_path: Path) -> None:
+    def fetch(task, *, progress):
+        raise DataError(f"the lab mirror has no {task.name}: pass --data-dir")
+
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs", kernel=kernel_with(spec(fetch)))
+    assert one_line(result) == "error: the lab mirror has no afqmc: pass --data-dir"
+
+
+def test_ctrl_c_in_a_fetch_is_not_taken_for_a_broken_plugin(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
+
+    def fetch(task, *, progress):
+        raise KeyboardInterrupt
+
+    kernel = kernel_with(spec(fetch))
+    with pytest.raises(KeyboardInterrupt):
+        resolve_task_data(kernel.task("afqmc"), fetchers=kernel.fetchers)
+
+
+def test_a_fetch_returning_the_folder_as_a_string_is_that_folder(run_cli, tmp_path: Path) -> None:
+    folder = afqmc_folder(tmp_path / "mirror")
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
+                     kernel=kernel_with(spec(lambda task, progress: str(folder))))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_fetch_returning_a_file_is_one_line(run_cli, tmp_path: Path) -> None:
+    file = tmp_path / "afqmc.zip"
+    file.write_bytes(b"PK")
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
+                     kernel=kernel_with(spec(lambda task, progress: file)))
+    line = one_line(result)
+    assert line.startswith("error: fetcher lab: ") and str(file) in line and "not a folder" in line, line
+
+
+def test_a_fetch_returning_a_missing_folder_is_one_line(run_cli, tmp_path: Path) -> None:
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
+                     kernel=kernel_with(spec(lambda task, progress: tmp_path / "gone")))
+    line = one_line(result)
+    assert line.startswith("error: fetcher lab: ") and "gone" in line and "nothing is there" in line, line
+
+
+def test_a_fetched_folder_without_any_of_the_task_files_blames_the_fetcher(run_cli, tmp_path: Path) -> None:
+    wrong = tmp_path / "tnews"
+    wrong.mkdir()
+    (wrong / "labels.json").write_text("{}\n", encoding="utf-8")
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
+                     kernel=kernel_with(spec(lambda task, progress: wrong)))
+    line = one_line(result)
+    assert line.startswith("error: fetcher lab: ") and str(wrong) in line, line
+    assert "train.json, dev.json, test.json" in line, line
+
+
+def test_a_fetched_folder_missing_some_files_is_left_to_the_reader(run_cli, tmp_path: Path) -> None:
+    """Some of a task's files are optional (a test version a mirror lacks is skipped): only a folder
+    holding none of them is refused as the wrong one."""
+    folder = afqmc_folder(tmp_path / "mirror")
+    (folder / "test.json").unlink()
+    result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
+                     kernel=kernel_with(spec(lambda task, progress: folder)))
+    assert "fetcher lab" not in result.output
+
+
+def test_a_fetch_reference_that_does_not_import_is_one_line(run_cli, tmp_path: Path) -> None:
+    kernel = kernel_with(spec("no_such_mirror.fetch:fetch"))
+    line = one_line(run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs", kernel=kernel))
+    assert line.startswith("error: fetcher lab: no_such_mirror.fetch:fetch does not import"), line
+
+
+# ------------------------------------------------------------------ location (info, --dry-run)
+
+
+@pytest.mark.parametrize("location", [
+    pytest.param(lambda task: (_ for _ in ()).throw(RuntimeError("no mount")), id="raises"),
+    pytest.param(lambda task: 42, id="not-a-path"),
+])
+def test_a_broken_location_is_one_line_for_dry_run_and_info(run_cli, tmp_path: Path, location) -> None:
+    kernel = kernel_with(spec(lambda task, progress: tmp_path, location))
+    dry = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=kernel))
+    assert dry.startswith("error: fetcher lab: "), dry
+    info = run_cli("info", "afqmc", kernel=kernel)
+    assert "Traceback" not in info.output
+    if info.exit_code:
+        assert one_line(info).startswith("error: fetcher lab: ")
+
+
+def test_a_location_given_as_a_string_is_that_path(run_cli, tmp_path: Path) -> None:
+    folder = afqmc_folder(tmp_path / "mirror")
+    kernel = kernel_with(spec(lambda task, progress: folder, lambda task: str(folder)))
+    dry = run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=kernel)
+    assert dry.exit_code == 0 and f"data {folder}" in dry.output, dry.output
