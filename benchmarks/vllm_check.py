@@ -66,8 +66,7 @@ def score(family: str, model: str, task: Any, train: list, dev: list, settings: 
     from clue_core.plugin import RunContext
     from clue_models_llm import factory
 
-    create = factory.create_vllm if family == "vllm" else factory.create
-    learner = create(model, task, {"result_cache": False, **settings})
+    learner = factory.create(family, model, task, {"result_cache": False, **settings})
     learner.fit(train, dev, RunContext(task=task, echo=lambda text: None))
     start = time.perf_counter()
     predictions = learner.predict(dev)

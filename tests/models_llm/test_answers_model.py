@@ -89,13 +89,13 @@ def test_a_malformed_file_is_one_line_naming_file_line_and_field(tmp_path, text,
 def test_the_identity_is_the_file_content_field_and_matching(tmp_path) -> None:
     path = write_jsonl(tmp_path / "a.jsonl", [{"id": 0, "answer": "相同"}])
     values = {"answer_field": "answer", "answer_match": "auto"}
-    first = RecordedBackend(str(path), values, "answers").identity()
+    first = RecordedBackend(str(path), values, "answers").describe().identity
     assert first["source"] == "answers" and first["path"] == str(path.resolve()) and first["field"] == "answer"
-    assert RecordedBackend(str(path), values, "answers").identity() == first
+    assert RecordedBackend(str(path), values, "answers").describe().identity == first
     write_jsonl(path, [{"id": 0, "answer": "不同", "x": "相同"}])
-    changed = RecordedBackend(str(path), values, "answers").identity()
+    changed = RecordedBackend(str(path), values, "answers").describe().identity
     assert changed["sha256"] != first["sha256"] and changed["path"] == first["path"]
-    assert RecordedBackend(str(path), {**values, "answer_field": "x"}, "answers").identity() != changed
+    assert RecordedBackend(str(path), {**values, "answer_field": "x"}, "answers").describe().identity != changed
 
 
 # -- CLUE tasks in generation mode --------------------------------------------------------

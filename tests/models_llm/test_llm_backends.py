@@ -1,5 +1,6 @@
-"""The backend protocol: a fake backend plugs into LLMLearner, both real backends conform, no hidden fit,
-and the result cache's keys are the ones earlier versions wrote (pinned)."""
+"""The backend protocol: a fake backend plugs into LLMLearner, the real backends conform (five methods), every
+model name comes from a backend's declaration, no hidden fit, and the result cache's keys are the ones earlier
+versions wrote (pinned)."""
 
 from __future__ import annotations
 
@@ -17,20 +18,25 @@ import pytest
 from clue_core.plugin import ClassificationExample, ClueError, RunContext
 from clue_models_llm import backend as backend_module
 from clue_models_llm.backend import (
-    BACKENDS,
+    REGISTRY,
     Backend,
+    BackendInfo,
+    Description,
     Done,
     GenerateOptions,
     Memo,
-    Prompting,
     ScoreRequest,
     create_backend,
+    declared,
 )
 from clue_models_llm.backends.openai import OpenAIBackend
 from clue_models_llm.backends.transformers import TransformersBackend
-from clue_models_llm.factory import build_learner, create_server, create_tiny
+from clue_models_llm.factory import create
 from clue_models_llm.learner import LLMLearner
 from clue_models_llm.settings import COMMON, complete
+
+create_tiny = create.llm_tiny
+create_server = create.openai
 
 EXAMPLES = [ClassificationExample("a", "花呗怎么还款", "花呗如何还钱", "1"),
             ClassificationExample("b", "借呗能提前还吗", "今天天气好", "0")]
@@ -51,14 +57,12 @@ class FakeBackend:
     def load(self, context: RunContext, texts: Callable[[], Sequence[str]]) -> None:
         self.loaded = True
 
-    def identity(self) -> dict[str, Any]:
-        return {"source": "fake", "version": 1}
+    def describe(self) -> Description:
+        return Description(identity={"source": "fake", "version": 1}, device="nowhere", dtype="none",
+                           info={"fake": {"scored": len(self.scored)}})
 
     def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
         return True, "fake"
-
-    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
-        return Prompting(info={"chat": chat})
 
     @staticmethod
     def _same(prompt: str) -> bool:
@@ -79,8 +83,6 @@ class FakeBackend:
         done({i: {"text": "相同\n" if self._same(p) else "不同\n", "tokens": 3, "finish": "stop",
                   "thinking_tokens": 0, "truncated": 0} for i, p in enumerate(prompts)})
 
-    def info(self) -> dict[str, Any]:
-        return {"device": "nowhere", "dtype": "none", "fake": {"scored": len(self.scored)}}
 
 
 def fake_learner(kernel, **values: Any) -> LLMLearner:
@@ -105,7 +107,9 @@ def test_a_fake_backend_answers_by_likelihood_through_the_learner(kernel, tmp_pa
     info = learner.run_info()
     assert info["model"] == {"source": "fake", "version": 1}
     assert (info["device"], info["dtype"], info["fake"]) == ("nowhere", "none", {"scored": 2})
-    assert info["prompt"]["chat"] is False and "usage" not in info  # no prices declared, no bill
+    assert info["prompt"] == {"template_sha256": info["prompt"]["template_sha256"], "prompts_sha256":
+                              info["prompt"]["prompts_sha256"]}  # no chat template described: plain prompts
+    assert "usage" not in info  # no prices declared, no bill
     # the answers were cached under the fake's identity: a second learner asks nothing
     again = fake_learner(kernel)
     again.fit([], [], context(kernel, tmp_path))
@@ -123,21 +127,31 @@ def test_a_fake_backend_generates_with_the_learners_decoding(kernel) -> None:
                                                       temperature=0.0, seed=42)
 
 
+#: What this module declares, as a backend module does: the generic factory builds its learner.
+BACKEND = BackendInfo("fake", "a fake", COMMON, FakeBackend, argument="anything: fake:<x>")
+
+
 def test_registering_a_backend_is_one_entry(kernel, monkeypatch) -> None:
-    monkeypatch.setitem(BACKENDS, "fake", f"{__name__}:FakeBackend")
-    task = kernel.task("afqmc")
-    values = complete(COMMON, {})
-    made = create_backend("fake", "x", values, "fake:x")
-    assert isinstance(made, FakeBackend) and made.argument == "x"
-    learner = build_learner("fake", "x", task, values, COMMON, "fake:x")
-    learner.fit([], [], context(kernel, None))
-    assert [p.value for p in learner.predict(EXAMPLES)] == ["1", "0"]
+    monkeypatch.setattr(backend_module, "REGISTRY", (*REGISTRY, __name__))
+    declared.cache_clear()
+    try:
+        task = kernel.task("afqmc")
+        made = create_backend("fake", "x", complete(COMMON, {}), "fake:x")
+        assert isinstance(made, FakeBackend) and made.argument == "x"
+        learner = create.fake("x", task, {})
+        assert learner.name == "fake:x" and isinstance(learner.backend, FakeBackend)
+        learner.fit([], [], context(kernel, None))
+        assert [p.value for p in learner.predict(EXAMPLES)] == ["1", "0"]
+        with pytest.raises(ClueError, match=r"^model 'fake' needs anything: fake:<x>$"):
+            create.fake(None, task, {})
+    finally:
+        declared.cache_clear()
 
 
 def test_an_unknown_or_incomplete_backend_is_refused(monkeypatch) -> None:
-    with pytest.raises(ClueError, match=r"no LLM backend 'nope'.*openai, transformers"):
+    with pytest.raises(ClueError, match=r"no LLM backend 'nope'.*answers, llm, llm-tiny, openai, vllm"):
         create_backend("nope", None, {}, "m")
-    monkeypatch.setitem(BACKENDS, "half", f"{__name__}:HalfBackend")
+    monkeypatch.setattr(backend_module, "declared", lambda: (BackendInfo("half", "", (), HalfBackend),))
     with pytest.raises(TypeError, match="does not provide every method"):
         create_backend("half", None, {}, "m")
 
@@ -170,8 +184,14 @@ def test_both_backends_conform_to_the_protocol_without_loading(kernel) -> None:
     assert isinstance(tiny.backend, TransformersBackend) and isinstance(tiny.backend, Backend)
     assert isinstance(served.backend, OpenAIBackend) and isinstance(served.backend, Backend)
     assert tiny.backend.model is None and served.backend.client is None  # nothing loaded, nothing connected
-    for name, ref in BACKENDS.items():
-        assert backend_module.backend_class(name).__name__ == ref.rpartition(":")[2]
+    classes = {info.family: info.backend_class().__name__ for info in declared()}
+    assert classes == {"llm": "TransformersBackend", "llm-tiny": "TransformersBackend", "openai": "OpenAIBackend",
+                       "vllm": "VLLMBackend", "answers": "RecordedBackend"}
+
+
+def test_the_protocol_has_five_methods() -> None:
+    methods = {name for name in vars(Backend) if not name.startswith("_") and callable(vars(Backend)[name])}
+    assert methods == {"load", "describe", "likelihood_support", "score_choices", "generate"}
 
 
 def test_the_backend_modules_do_not_shadow_the_packages_they_drive() -> None:

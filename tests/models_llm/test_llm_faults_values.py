@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from clue_core.plugin import ClueError
-from clue_models_llm.backends.openai import PROBE_PROMPT
+from clue_models_llm.backends.openai_likelihood import PROBE_PROMPT
 from clue_models_llm.entries import likelihood_ok
 from tests.models_llm.test_llm_faults import one_line_error, only_sqlite, tiny_run
 

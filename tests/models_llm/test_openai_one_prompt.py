@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from clue_core.cli import cli
-from clue_models_llm.backends.openai import PROBE_PROMPT, PROBE_PROMPTS
+from clue_models_llm.backends.openai_likelihood import PROBE_PROMPT, PROBE_PROMPTS
 from tests.models_llm.memorizer import sample_pairs
 from tests.support.openai_server import ModelEngine, OpenAIServer, save_tiny_granite
 

@@ -18,7 +18,8 @@ import openai
 import pytest
 
 from clue_core.plugin import ClueError
-from clue_models_llm.backends.openai import CHAT_MARK, chat_prompt, likelihood_body, parse_generation, parse_likelihood
+from clue_models_llm.backends.openai import CHAT_MARK, chat_prompt, parse_generation
+from clue_models_llm.backends.openai_likelihood import likelihood_body, parse_likelihood
 from clue_models_llm.client import Usage, retry_after
 from clue_models_llm.extract import extract_tool_calls
 from clue_models_llm.prompts import Question

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from clue_core.cli import cli
-from clue_models_llm.backends.openai import PROBE_PROMPTS
+from clue_models_llm.backends.openai_likelihood import PROBE_PROMPTS
 from clue_models_llm.extract import cut_at_stop
 from tests.models_llm.memorizer import sample_pairs
 from tests.support.openai_server import ModelEngine, OpenAIServer, ScriptedEngine, save_tiny_granite
@@ -346,12 +346,12 @@ def test_credentials_in_base_url_are_refused_before_anything_runs(tmp_path):
 
 def test_identical_requests_in_one_batch_are_sent_once(kernel, tmp_path):
     from clue_core.plugin import ClassificationExample, RunContext
-    from clue_models_llm.factory import create_server
+    from clue_models_llm.factory import create
 
     task = kernel.task("afqmc")
     twins = [ClassificationExample(i, "花呗怎么还款", "花呗如何还钱", "1") for i in range(3)]
     with OpenAIServer(always("是"), model="tiny") as server:
-        learner = create_server("tiny", task, {"base_url": server.url, "mode": "generate"})
+        learner = create.openai("tiny", task, {"base_url": server.url, "mode": "generate"})
         learner.fit([], [], RunContext(task=task, cache_dir=tmp_path, echo=lambda text: None))
         predictions = learner.predict(twins)
         assert len(server.requests) == 1

@@ -4,6 +4,12 @@ An answer that cannot be extracted counts as wrong: ``None`` for a classificatio
 empty answer for a span and, since a multiple-choice decode step may insist on a valid
 index, an index other than the gold one; unlabelled (test) examples get the first label or
 choice, so the submission file stays valid. ``raw["extracted"]`` marks them.
+
+An answer read from a record rather than generated (``answers:<file>``, see
+:class:`~clue_models_llm.backend.Description`) may be ``missing``: scored as wrong, or the
+placeholder on an unlabelled example, marked ``raw["missing"]``; a found one carries
+``raw["recorded"]`` (where in the file), and an open question's texts are kept exactly as
+recorded (no stripping of a ``<think>`` block or of white space: the task's metric decides).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from clue_core.plugin import CLASSIFICATION, Example, Prediction
+from clue_core.plugin import CLASSIFICATION, SPAN, Example, Prediction
 from clue_models_llm.extract import (
     cut_at_stop,
     extract_choice,
@@ -20,6 +26,7 @@ from clue_models_llm.extract import (
     extract_tool_calls,
     split_thinking,
 )
+from clue_models_llm.prompting import Asked
 from clue_models_llm.prompts import Question, Renderer
 
 #: ``ask(prompts) -> generation entries``: one turn of generation (cached) for open questions.
@@ -56,6 +63,29 @@ def scored(examples: Sequence[Example], questions: Sequence[Question], entries: 
     return predictions
 
 
+def asked(examples: Sequence[Example], questions: Sequence[Question]) -> list[Asked]:
+    """Each question's prompt, knowing which example it asks (what a backend of recorded answers finds them by)."""
+    return [Asked(question.prompt, id=example.id) for example, question in zip(examples, questions)]
+
+
+def missing(kind: str, example: Example, question: Question, recorded: Any) -> Prediction:
+    """No answer to this question: ``None`` where the example has gold (scored as wrong), else the placeholder."""
+    value = "" if kind == SPAN else unextracted(kind, example, question)
+    raw: dict[str, Any] = {"prompt": question.prompt, "generation": None, "answer": None, "missing": True,
+                           "recorded": recorded}
+    if value is not None:
+        raw["placeholder"] = value
+    return Prediction(example.id, value, None, raw)
+
+
+def _found(prediction: Prediction, generation: Mapping[str, Any]) -> Prediction:
+    """A generated prediction, with where a recorded answer was found (``raw["recorded"]``) when it was read."""
+    if "recorded" not in generation:
+        return prediction
+    return Prediction(prediction.id, prediction.value, prediction.scores,
+                      {**(prediction.raw or {}), "recorded": generation["recorded"]})
+
+
 def answer_text(generation: Mapping[str, Any], stops: Sequence[str]) -> tuple[str | None, str]:
     """``(thinking, answer)``: the think block apart, the answer cut at the first stop string."""
     thinking, answer = split_thinking(generation["text"])
@@ -79,6 +109,9 @@ def chosen(kind: str, examples: Sequence[Example], questions: Sequence[Question]
     """Classification or multiple choice answered by generation: the label or option the text names."""
     predictions = []
     for example, question, generation in zip(examples, questions, generations):
+        if generation.get("missing"):
+            predictions.append(missing(kind, example, question, generation.get("recorded")))
+            continue
         _, answer = answer_text(generation, stops)
         if kind == CLASSIFICATION:
             index = extract_label(answer, question.choices)
@@ -93,7 +126,7 @@ def chosen(kind: str, examples: Sequence[Example], questions: Sequence[Question]
             raw["answer"] = None
             value = unextracted(kind, example, question)
             raw["placeholder"] = value
-        predictions.append(Prediction(example.id, value, None, raw))
+        predictions.append(_found(Prediction(example.id, value, None, raw), generation))
     return predictions
 
 
@@ -110,6 +143,9 @@ def spans(examples: Sequence[Example], questions: Sequence[Question], generation
     """Span questions: the answer's text (converted to Traditional characters where asked)."""
     predictions = []
     for example, question, generation in zip(examples, questions, generations):
+        if generation.get("missing"):
+            predictions.append(missing(SPAN, example, question, generation.get("recorded")))
+            continue
         _, answer = answer_text(generation, stops)
         text = extract_span(answer)
         raw = generated_raw(question.prompt, generation)
@@ -119,22 +155,36 @@ def spans(examples: Sequence[Example], questions: Sequence[Question], generation
         if text is not None and convert is not None:
             value = convert(text)
             raw["traditional"] = value
-        predictions.append(Prediction(example.id, value, None, raw))
+        predictions.append(_found(Prediction(example.id, value, None, raw), generation))
     return predictions
 
 
 def open_questions(examples: Sequence[Example], renderer: Renderer, ask: Ask,
                    stops: Sequence[str]) -> list[Prediction]:
-    """Open questions turn by turn: each turn's prompt holds the earlier turns and the model's answers."""
+    """Open questions turn by turn: each turn's prompt holds the earlier turns and the model's answers.
+
+    A recorded answer keeps every turn's text as it is; a question with none (``missing``)
+    is asked no further turn.
+    """
     answers: list[list[str]] = [[] for _ in examples]
-    raws: list[dict[str, list[Any]]] = [{"prompts": [], "generations": [], "answers": answers[i]}
-                                        for i in range(len(examples))]
+    raws: list[dict[str, Any]] = [{"prompts": [], "generations": [], "answers": answers[i]}
+                                  for i in range(len(examples))]
+    recorded: dict[int, Any] = {}
+    gone: set[int] = set()
     for turn in range(max(len(e.turns) for e in examples)):  # type: ignore[union-attr]
-        active = [i for i, e in enumerate(examples) if len(e.turns) > turn]  # type: ignore[union-attr]
-        asked = [renderer.turn_prompt(examples[i], answers[i]) for i in active]
-        for i, prompt, generation in zip(active, asked, ask(asked)):
+        active = [i for i, e in enumerate(examples) if len(e.turns) > turn and i not in gone]  # type: ignore[union-attr]
+        prompts = [renderer.turn_prompt(examples[i], answers[i]) for i in active]
+        asked = [Asked(prompt, id=examples[i].id, text=examples[i].turns[0], turn=turn,  # type: ignore[union-attr]
+                       turns=len(examples[i].turns)) for i, prompt in zip(active, prompts)]  # type: ignore[union-attr]
+        for i, prompt, generation in zip(active, prompts, ask(asked) if asked else []):
+            if "recorded" in generation:
+                recorded[i] = generation["recorded"]
+            if generation.get("missing"):
+                gone.add(i)
+                raws[i] = {"prompts": [], "generations": [], "answers": [], "missing": True, "recorded": recorded[i]}
+                continue
             _, answer = answer_text(generation, stops)
-            answers[i].append(answer.strip())
+            answers[i].append(generation["text"] if i in recorded else answer.strip())
             raw = raws[i]
             raw["prompts"].append(prompt)
             raw["generations"].append(generation["text"])
@@ -144,5 +194,21 @@ def open_questions(examples: Sequence[Example], renderer: Renderer, ask: Ask,
             for name in ("reasoning", "usage"):
                 if generation.get(name):
                     raw.setdefault(name, []).append(generation[name])
-    return [Prediction(example.id, said[-1] if said else "", None, {**raw, "extracted": bool(said)})
-            for example, said, raw in zip(examples, answers, raws)]
+    return [_open_prediction(example, said, raw, i in gone, recorded.get(i, _NONE))
+            for i, (example, said, raw) in enumerate(zip(examples, answers, raws))]
+
+
+#: No ``recorded`` at all: the answers were generated.
+_NONE = object()
+
+
+def _open_prediction(example: Example, said: list[str], raw: dict[str, Any], gone: bool, recorded: Any) -> Prediction:
+    """An open question's prediction: its last answer, what was asked and said (and where it was recorded)."""
+    if gone:
+        return Prediction(example.id, None, None, raw)
+    if recorded is _NONE:
+        return Prediction(example.id, said[-1] if said else "", None, {**raw, "extracted": bool(said)})
+    calls = {"tool_calls": raw["tool_calls"]} if "tool_calls" in raw else {}
+    ordered = {"prompts": raw["prompts"], "generations": raw["generations"], "answers": said, "extracted": True,
+               "recorded": recorded, **calls}
+    return Prediction(example.id, said[-1], None, ordered)

@@ -1,17 +1,22 @@
-"""What a language-model backend provides to :class:`~clue_models_llm.learner.LLMLearner`.
+"""What a language-model backend provides to :class:`~clue_models_llm.learner.LLMLearner`, and how one is registered.
 
 The learner decides *what* is asked and how answers are read: the task's prompt, the
-few-shot demos, the result cache, the decoding mode and answer extraction. A backend only
-answers requests: it loads (or connects to) a model, says who the model is (the cache's
-key), scores choices by likelihood, generates text, and describes itself for the run's
-manifest. So in-process transformers, an OpenAI-compatible server or a future vLLM engine
-differ in one class each, and every backend gets the same prompts, cache and predictions.
+few-shot demos, the chat template's use, the result cache, the decoding mode and answer
+extraction. A backend only answers requests: it loads (or connects to) a model, describes
+who the model is (the cache's key) and what it runs on, says whether it can score by
+likelihood, scores choices, and generates text. So in-process transformers, an
+OpenAI-compatible server, vLLM or a file of recorded answers differ in one class each, and
+every backend gets the same prompts, cache and predictions.
 
-Adding a backend is one file and one registration: a class in
-``clue_models_llm/backends/<name>.py`` with the methods of :class:`Backend` (subclassing it
-gives the optional ones their defaults), and its ``"module:Class"`` reference in
-:data:`BACKENDS`. :func:`create_backend` imports it only when a run asks for it, so this
-module (and ``hooks.py``) never imports torch, transformers or the OpenAI SDK.
+Adding a backend is one file and one line: a module with a class that has the five
+methods of :class:`Backend` (subclassing it gives ``likelihood_support`` its default) and,
+next to it, ``BACKEND = BackendInfo(family=..., description=..., settings=..., create=Class)``;
+then its module path on one line of :data:`REGISTRY` (a backend of this plugin) or of the
+``clue_models_llm.backends`` entry-point group (a third party's package). ``hooks.py``
+builds one model name per declaration from :func:`declared`, and one generic factory
+(:mod:`clue_models_llm.factory`) builds every learner. A backend module imports at its top
+only what is cheap (this module, the settings, ``clue_core.plugin``): torch, transformers,
+vLLM or the OpenAI SDK are imported inside its methods, so listing models stays fast.
 
 Answers travel as plain dicts, because they are what the result cache stores (JSON):
 
@@ -35,14 +40,25 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
-from clue_core.plugin import ClueError, RunContext
+from clue_core.plugin import ClueError, RunContext, Setting
 
 #: ``done(entries)``: the answers of some requests, by their index in the call's list.
 Done = Callable[[Mapping[int, dict[str, Any]]], None]
 #: ``(messages, tools=None) -> prompt text``: how chat messages become one prompt (see prompts.ChatRender).
 ChatRender = Callable[..., str]
+
+#: This plugin's backends: one module each, one line each (the module declares ``BACKEND``).
+REGISTRY: tuple[str, ...] = (
+    "clue_models_llm.backends.transformers",
+    "clue_models_llm.backends.openai",
+    "clue_models_llm.backends.vllm",
+    "clue_models_llm.backends.recorded",
+)
+#: The entry-point group a third party's package registers a backend module in (its pyproject's one line).
+ENTRY_POINTS = "clue_models_llm.backends"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +85,32 @@ class GenerateOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class Prompting:
-    """How prompts are written for this backend's model.
+class Description:
+    """Who answers and on what, as :meth:`Backend.describe` says it.
 
-    ``chat`` renders chat messages into a prompt (``None``: plain text prompts),
-    ``prefix_in_chat`` whether the task's answer prefix opens the assistant's reply, and
-    ``info`` what the run's ``model_info["prompt"]`` records about it (template digests…).
+    ``identity`` is everything that changes answers (model, path or digest, revision, dtype,
+    endpoint), as JSON: the result cache is keyed by it, so it must never change for the same
+    model (the learner keeps the one described right after ``load``). ``device``, ``dtype``
+    and ``info`` (any further keys of the backend's own: special tokens, the server and its
+    traffic…) are what the run's ``model_info`` records, described again when it is written.
+    How chat prompts are written is the learner's (:mod:`clue_models_llm.prompting`); a
+    backend only says where its chat template is: a ``tokenizer`` with ``apply_chat_template``
+    (``adds_bos``: the tokenizer puts a BOS token first), or ``chat_render`` for a server
+    that applies its own. Neither: the model has no chat template. ``computed`` false: the
+    answers are read, not computed (a file of recorded answers): every prompt is a
+    :class:`~clue_models_llm.prompting.Asked` answered for its own question, never cached or
+    shown as progress, and an answer entry may say ``missing`` (no answer to that question)
+    and ``recorded`` (where it was found: kept in the prediction, its text kept as it is).
     """
 
-    chat: ChatRender | None = None
-    prefix_in_chat: bool = True
-    info: dict[str, Any] = field(default_factory=dict)
+    identity: Mapping[str, Any]
+    device: str = ""
+    dtype: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+    tokenizer: Any = None
+    adds_bos: bool = False
+    chat_render: ChatRender | None = None
+    computed: bool = True
 
 
 class Memo(Protocol):
@@ -96,24 +127,23 @@ class Memo(Protocol):
 
 @runtime_checkable
 class Backend(Protocol):
-    """One model the learner asks. Methods are called in this order: ``load``, ``identity``,
-    ``likelihood_support``, ``prompting``, then any number of ``score_choices`` / ``generate``,
-    then ``info``.
+    """One model the learner asks. Methods are called in this order: ``load``, ``describe``,
+    ``likelihood_support``, then any number of ``score_choices`` / ``generate``, then
+    ``describe`` again for the run's ``model_info``.
 
     Backends are built as ``Class(argument, values, name)``: ``argument`` is what follows the
-    model family's prefix (a hub id or folder, a served model's name; ``None`` for a built-in
-    model), ``values`` the model's setting values, ``name`` the model name for messages. A
-    constructor checks what it can without loading anything (a missing folder, a bad URL),
-    so a bad setting stops the run before any task starts.
+    model family's prefix (a hub id or folder, a served model's name; ``None`` for a model
+    named without one), ``values`` the model's setting values, ``name`` the model name for
+    messages. A constructor checks what it can without loading anything (a missing folder,
+    a bad URL), so a bad setting stops the run before any task starts.
     """
 
     def load(self, context: RunContext, texts: Callable[[], Sequence[str]]) -> None:
         """Load the model or connect to it (``texts``: what a model built on the spot, llm-tiny, learns from)."""
         ...
 
-    def identity(self) -> dict[str, Any]:
-        """Who answers, as JSON: everything that changes answers (model, path or digest, revision, dtype,
-        endpoint). The result cache is keyed by it: a backend must never change it for the same model."""
+    def describe(self) -> Description:
+        """Who answers (the cache's key), on what device and dtype, and where its chat template is."""
         ...
 
     def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
@@ -123,12 +153,6 @@ class Backend(Protocol):
         :class:`ClueError` saying what to set instead.
         """
         return True, "scored in process"
-
-    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
-        """How prompts are written: the model's chat template (``chat``), a reasoning model asked to think."""
-        if chat:
-            raise ClueError("this model has no chat template; leave chat off (--set chat=false)")
-        return Prompting()
 
     def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
         """The log-likelihood of each choice after its prompt, reported through ``done`` (likelihood entries).
@@ -140,37 +164,88 @@ class Backend(Protocol):
         ...
 
     def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
-        """What the model writes after each prompt, reported through ``done`` (generation entries)."""
+        """What the model writes after each prompt, reported through ``done`` (generation entries).
+
+        Each prompt is a :class:`~clue_models_llm.prompting.Asked` (a ``str``) that also names
+        the question it asks, for a backend whose answers belong to questions (recorded answers).
+        """
         ...
 
-    def info(self) -> dict[str, Any]:
-        """What the run's ``model_info`` records about the backend: ``device`` and ``dtype`` (always), and
-        anything else of its own (special tokens, the server and its traffic…) as further keys."""
-        ...
+
+@dataclass(frozen=True, slots=True)
+class BackendInfo:
+    """What a backend module declares next to its class (``BACKEND``): the model name it answers under.
+
+    ``family`` is the name: ``vllm`` for ``vllm:<argument>``, or a whole model name where
+    ``argument`` is empty (``llm-tiny``, built with no argument). ``argument`` says what
+    follows the prefix, in the one line a bare ``vllm`` gets (``a checkpoint:
+    vllm:<hub id or local folder>``). ``settings`` are the kernel's declarations of every
+    value the learner and the backend read, ``create`` the class (or ``"module:Class"``).
+    ``check(values)`` refuses values that cannot work together before anything is built;
+    ``fixed`` are values the model always runs with, whatever was set; ``catalogue`` lists
+    well-known arguments as model names of their own (``llm:Qwen/Qwen3-8B``); ``size_class``
+    is what ``clue-core list models`` shows for a model named without argument.
+    """
+
+    family: str
+    description: str
+    settings: tuple[Setting, ...]
+    create: type | str
+    argument: str = ""
+    check: Callable[[Mapping[str, Any]], None] | None = None
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    catalogue: tuple[Any, ...] = ()
+    size_class: str = ""
+
+    def backend_class(self) -> type:
+        """The class (imported now where ``create`` is a reference)."""
+        if not isinstance(self.create, str):
+            return self.create
+        module, _, attribute = self.create.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
 
-#: Backend name → ``"module:Class"``, imported only when a run uses it.
-BACKENDS: dict[str, str] = {
-    "transformers": "clue_models_llm.backends.transformers:TransformersBackend",
-    "openai": "clue_models_llm.backends.openai:OpenAIBackend",
-    "answers": "clue_models_llm.backends.recorded:RecordedBackend",
-    "vllm": "clue_models_llm.backends.vllm:VLLMBackend",
-}
+def _module_declarations(path: str) -> tuple[BackendInfo, ...]:
+    """The ``BACKEND`` of one module: a :class:`BackendInfo`, or a tuple of them (a module with several names)."""
+    declared = getattr(importlib.import_module(path), "BACKEND", None)
+    infos = declared if isinstance(declared, tuple) else (declared,)
+    if not infos or not all(isinstance(info, BackendInfo) for info in infos):
+        raise TypeError(f"backend module {path} declares no BACKEND = BackendInfo(...) (clue_models_llm.backend)")
+    return infos
 
 
-def backend_class(name: str) -> type:
-    """The class registered as ``name`` (imported now)."""
-    try:
-        ref = BACKENDS[name]
-    except KeyError:
-        raise ClueError(f"no LLM backend {name!r} (known: {', '.join(sorted(BACKENDS))})") from None
-    module, _, attribute = ref.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+@cache
+def declared() -> tuple[BackendInfo, ...]:
+    """Every backend declared: this plugin's :data:`REGISTRY`, then the ``clue_models_llm.backends`` entry points."""
+    from importlib.metadata import entry_points
+
+    paths = list(REGISTRY)
+    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda point: point.name):
+        path = point.value.partition(":")[0]
+        if path not in paths:
+            paths.append(path)
+    return tuple(info for path in paths for info in _module_declarations(path))
 
 
-def create_backend(name: str, argument: str | None, values: Mapping[str, Any], model: str) -> Backend:
-    """A new backend of kind ``name`` for model ``model``; see :class:`Backend` for the arguments."""
-    backend = backend_class(name)(argument, values, model)
+def backend_info(family: str) -> BackendInfo:
+    """The declaration of model name ``family`` (``llm``, ``llm-tiny``, ``openai``…)."""
+    for info in declared():
+        if info.family == family:
+            return info
+    raise ClueError(f"no LLM backend {family!r} (known: {', '.join(sorted(i.family for i in declared()))})")
+
+
+def factory_name(family: str) -> str:
+    """The attribute ``create.<name>`` of :mod:`clue_models_llm.factory` that builds ``family`` (an identifier:
+    ``llm-tiny`` is ``create.llm_tiny``)."""
+    return "".join(char if char.isalnum() else "_" for char in family)
+
+
+def create_backend(family: str, argument: str | None, values: Mapping[str, Any], model: str) -> Backend:
+    """A new backend for model name ``family`` (``model`` names it in messages); see :class:`Backend`."""
+    info = backend_info(family)
+    backend = info.backend_class()(argument, values, model)
     if not isinstance(backend, Backend):
-        raise TypeError(f"{BACKENDS[name]} does not provide every method of clue_models_llm.backend.Backend")
+        raise TypeError(f"{info.backend_class().__qualname__} ({family}) does not provide every method of "
+                        f"clue_models_llm.backend.Backend")
     return backend

@@ -40,12 +40,13 @@ from clue_core.plugin import (
 )
 from clue_models_llm import answers
 from clue_models_llm.asking import Asker
-from clue_models_llm.backend import Backend, GenerateOptions, Prompting, ScoreRequest
+from clue_models_llm.backend import Backend, Description, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache, entry_key
 from clue_models_llm.client import Usage
 from clue_models_llm.distributed import ensure_group, gather, shard
 from clue_models_llm.extract import TRADITIONAL_CONFIG, traditional_converter
 from clue_models_llm.kinds import OPEN_QUESTION
+from clue_models_llm.prompting import Prompting, prompting
 from clue_models_llm.prompts import (
     Question,
     Renderer,
@@ -80,6 +81,7 @@ class LLMLearner:
         self.context: RunContext | None = None
         self.demos: list[Example] = []
         self.identity: dict[str, Any] = {}
+        self.description = Description(identity={})
         self.cache: ResultCache | None = None
         self.renderer: Renderer | None = None
         self.prompting = Prompting()
@@ -110,14 +112,16 @@ class LLMLearner:
         self.context = context
         self.demos = draw_demos(train, self.settings.shots, context.seed, self.task.name)
         self.backend.load(context, lambda: vocabulary_texts(self.task, [*train, *dev]))
-        self.identity = self.backend.identity()
+        self.description = self.backend.describe()
+        self.identity = dict(self.description.identity)
         ensure_group(context.world_size)
         folder = context.cache_dir if self.settings.result_cache else None
         self.cache = ResultCache(folder, json.dumps(self.identity, sort_keys=True))
         self._resolve_mode()
         settings = self.settings
-        self.prompting = self.backend.prompting(chat=settings.chat,
-                                                thinking=settings.thinking and settings.mode == "generate")
+        self.prompting = prompting(self.description, chat=settings.chat,
+                                   thinking=settings.thinking and settings.mode == "generate",
+                                   thinking_setting=settings.thinking, name=self.name)
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
         self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
@@ -196,12 +200,13 @@ class LLMLearner:
             return answers.open_questions(examples, renderer, self._generations, stops)
         questions = [renderer.render(example) for example in examples]
         if kind == SPAN:
-            return answers.spans(examples, questions, self._generations([q.prompt for q in questions]), stops,
+            return answers.spans(examples, questions, self._generations(answers.asked(examples, questions)), stops,
                                  self.convert)
         if kind in (CLASSIFICATION, MULTIPLE_CHOICE):
             if settings.mode == "loglikelihood":
                 return self._likelihood(examples, questions)
-            return answers.chosen(kind, examples, questions, self._generations([q.prompt for q in questions]), stops)
+            return answers.chosen(kind, examples, questions, self._generations(answers.asked(examples, questions)),
+                                  stops)
         raise ClueError(f"language models cannot answer {kind} examples")
 
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
@@ -216,6 +221,10 @@ class LLMLearner:
         options = GenerateOptions(max_new_tokens=settings.max_new_tokens, thinking_tokens=settings.thinking_tokens,
                                   stops=settings.stop_strings, temperature=settings.temperature,
                                   seed=self.context.seed)
+        if not self.description.computed:  # read, not computed: each prompt answered for its question, uncached
+            entries: dict[int, dict[str, Any]] = {}
+            self.backend.generate(prompts, options, done=entries.update)
+            return [entries[index] for index in range(len(prompts))]
         return self.asker.generations(prompts, options)
 
     def _echo(self, text: str) -> None:
@@ -235,12 +244,12 @@ class LLMLearner:
 
     def run_info(self) -> dict[str, Any]:
         """``model_info``: who answered, how it was asked and decoded, what was counted; then the backend's own."""
-        backend = dict(self.backend.info())
+        described = self.backend.describe()
         renderer = self.renderer
         info: dict[str, Any] = {
             "model": self.identity,
-            "device": backend.pop("device", ""),
-            "dtype": backend.pop("dtype", ""),
+            "device": described.device,
+            "dtype": described.dtype,
             "decoding": self._decoding(),
             "prompt": {
                 "template_sha256": sha256(renderer.skeleton()) if renderer else None,
@@ -261,12 +270,16 @@ class LLMLearner:
                                         "choice); unlabelled examples get the first label/choice")
         if self.convert is not None:
             info["traditional"] = {"converter": "opencc", "config": TRADITIONAL_CONFIG}
-        info.update(backend)
+        if described.computed:
+            info.update(described.info)
         if self.mode_note:
             info["mode_note"] = self.mode_note
         if "price_prompt" in self.values:  # a model that declares prices is billed by the token: say how much
             info["usage"] = self.usage.as_dict(self.values["price_prompt"], self.values["price_completion"],
                                                self.values["currency"])
+        if not described.computed:  # read from a record: no result cache was used; the record's counts last
+            info.pop("cache", None)
+            info.update(described.info)
         return info
 
     def _decoding(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import ClueError
-from clue_models_llm.recorded_settings import MATCHES
+from clue_models_llm.settings import MATCHES
 
 
 @dataclass(frozen=True, slots=True)

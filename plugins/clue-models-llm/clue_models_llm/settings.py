@@ -82,6 +82,10 @@ SERVER_MODES = (*MODES, "auto")
 LOCAL_ONLY = frozenset({"dtype", "device_map", "trust_remote_code", "revision", "thinking", "thinking_tokens",
                         "eval_batch_size"})
 
+#: ``answers:<file>``: how records find their questions: by id where the record has one, else by prompt text;
+#: or only one way.
+MATCHES = ("auto", "id", "prompt")
+
 #: Settings of ``openai:<model>``: the shared prompt and decoding settings, and the client's.
 SERVER: tuple[Setting, ...] = (
     _key("mode", str, "auto", "loglikelihood: score every choice through the completions endpoint (echo + "

@@ -28,44 +28,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, Done, GenerateOptions, Memo, Prompting, ScoreRequest
-from clue_models_llm.backends.openai_likelihood import (
-    PROBE_PROMPT,
-    PROBE_PROMPTS,
-    PROBE_REQUEST,
-    SHAPE_ERRORS,
-    likelihood_body,
-    lists_refused,
-    parse_likelihood,
-    parse_split,
-    probe,
-    single_bodies,
-)
-from clue_models_llm.client import RequestRefused, ServerClient, server_url, usage_of
-from clue_models_llm.entries import generation_ok, likelihood_ok
-from clue_models_llm.prompts import Message
+from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, Memo, ScoreRequest
+from clue_models_llm.prompting import CHAT_MARK, chat_prompt
+from clue_models_llm.settings import SERVER
 
-#: How a chat prompt travels from the renderer to the request: JSON behind this mark.
-CHAT_MARK = "\u0000chat:"
+if TYPE_CHECKING:
+    from clue_models_llm.client import ServerClient
 
-__all__ = ["CHAT_MARK", "PROBE_PROMPT", "PROBE_PROMPTS", "OpenAIBackend", "chat_prompt", "likelihood_body",
-           "parse_generation", "parse_likelihood"]
-
-
-def chat_prompt(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None) -> str:
-    """A chat request as the prompt text the cache keys and the predictions record."""
-    payload: dict[str, Any] = {"messages": list(messages)}
-    if tools:
-        payload["tools"] = list(tools)
-    return CHAT_MARK + json.dumps(payload, ensure_ascii=False)
+__all__ = ["CHAT_MARK", "OpenAIBackend", "chat_prompt", "parse_generation", "read_answer"]
 
 
 def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callable[[Any], bool], response: Any,
                 *args: Any) -> dict[str, Any]:
     """``parse(response, *args)``, checked by ``valid``: an answer of another shape is one line naming ``where``."""
+    from clue_models_llm.backends.openai_likelihood import SHAPE_ERRORS
+
     try:
         entry = parse(response, *args)
     except ClueError as exc:
@@ -81,6 +61,8 @@ def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callabl
 
 def parse_generation(response: Any, chat: bool) -> dict[str, Any]:
     """The local generator's entry (``text``, ``tokens``, ``finish``) plus reasoning, tool calls, usage."""
+    from clue_models_llm.client import usage_of
+
     if not response.choices:
         raise ClueError("the server answered with no choices")
     choice = response.choices[0]
@@ -121,6 +103,8 @@ class OpenAIBackend(Backend):
         if not model:
             raise ClueError("model 'openai' needs the served model's name: openai:<name> (what the server's "
                             "/v1/models lists)")
+        from clue_models_llm.client import server_url
+
         self.values = dict(values)
         server_url(self.values["base_url"])  # a missing or unusable URL stops the run before any task starts
         self.served = model
@@ -138,6 +122,8 @@ class OpenAIBackend(Backend):
         if context.world_size > 1:
             raise ClueError(f"model {self.name} runs in one process (the server does the work): start it without "
                             f"torchrun/accelerate launch and raise --set concurrency=N instead")
+        from clue_models_llm.client import ServerClient
+
         values = self.values
         self.client = ServerClient(base_url=values["base_url"], model=self.served, api_key_env=values["api_key_env"],
                                    concurrency=values["concurrency"], rpm=values["rpm"], timeout=values["timeout"],
@@ -148,8 +134,15 @@ class OpenAIBackend(Backend):
             raise RuntimeError(f"{type(self).__name__}.load(context, texts) was not called")
         return self.client
 
-    def identity(self) -> dict[str, Any]:
-        return {"source": "openai", "base_url": self._client().base_url, "model": self.served}
+    def describe(self) -> Description:
+        """The served model at its URL; the server's own chat template (chat messages travel as JSON)."""
+        values, client = self.values, self.client
+        url = client.base_url if client else None
+        server = {"base_url": url, "model": self.served, "concurrency": values["concurrency"], "rpm": values["rpm"],
+                  "traffic": client.traffic.as_dict() if client else None}
+        return Description(identity={"source": "openai", "base_url": url, "model": self.served},
+                           device=url or "", dtype="server", info={"server": server},
+                           chat_render=chat_prompt)
 
     def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
         """Chat prompts never (completions take plain text); plain prompts where completions echo log-probabilities."""
@@ -166,6 +159,8 @@ class OpenAIBackend(Backend):
 
     def _echoes_logprobs(self, memo: Memo) -> tuple[bool, str]:
         """Whether completions echo prompt log-probabilities, and in which shape: asked once, remembered."""
+        from clue_models_llm.backends.openai_likelihood import probe
+
         client = self._client()
         known = probe(client, memo, lambda parse, valid, response: read_answer(client.where(), parse, valid, response))
         self.memo = memo
@@ -182,17 +177,20 @@ class OpenAIBackend(Backend):
         client.echo(f"{self.name}: {client.base_url} takes one prompt per request{why}: each choice is scored in "
                     f"its own request, {client.concurrency} in flight")
 
-    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
-        """Plain text, or chat messages carried in the prompt for the server to apply its own template."""
-        self.chat = chat
-        return Prompting(chat=chat_prompt if chat else None, prefix_in_chat=False,
-                         info={"chat": chat, "chat_template": "the server's" if chat else None})
-
     # -- computing ------------------------------------------------------------------------
 
     def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
         """One completions request per example, or per choice (the prompt's statistics always come back: ``ppl``
         is free). A list refused before any answer arrived switches to one request per choice."""
+        from clue_models_llm.backends.openai_likelihood import (
+            PROBE_REQUEST,
+            likelihood_body,
+            lists_refused,
+            parse_likelihood,
+        )
+        from clue_models_llm.client import RequestRefused
+        from clue_models_llm.entries import likelihood_ok
+
         if self.one_prompt:
             self._score_split(requests, done)
             return
@@ -221,6 +219,9 @@ class OpenAIBackend(Backend):
     def _score_split(self, requests: Sequence[ScoreRequest], done: Done) -> None:
         """Every choice in its own request, all through the client's concurrency; an example is reported when
         its last choice is answered."""
+        from clue_models_llm.backends.openai_likelihood import parse_split, single_bodies
+        from clue_models_llm.entries import likelihood_ok
+
         client = self._client()
         where = client.where()
         owners = [(index, slot) for index, request in enumerate(requests) for slot in range(len(request.choices))]
@@ -240,6 +241,8 @@ class OpenAIBackend(Backend):
 
     def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
         """Completions, or chat completions for chat prompts; the server keeps its own thinking budget."""
+        from clue_models_llm.entries import generation_ok
+
         client = self._client()
         common: dict[str, Any] = {"max_tokens": options.max_new_tokens, "temperature": options.temperature}
         if options.temperature > 0:
@@ -256,12 +259,9 @@ class OpenAIBackend(Backend):
             entry = read_answer(where, parse_generation, generation_ok, response, chat)
             done({index: {**entry, "truncated": 0}})
 
-    # -- reporting ------------------------------------------------------------------------
 
-    def info(self) -> dict[str, Any]:
-        values = self.values
-        client = self.client
-        return {"device": client.base_url if client else "", "dtype": "server",
-                "server": {"base_url": client.base_url if client else None, "model": self.served,
-                           "concurrency": values["concurrency"], "rpm": values["rpm"],
-                           "traffic": client.traffic.as_dict() if client else None}}
+BACKEND = BackendInfo(
+    "openai", "a model behind any OpenAI-compatible server (vLLM, SGLang, llama.cpp, transformers serve, hosted "
+    "APIs), openai:<served name> --set base_url=…: likelihood (completions echo + logprobs) or generation, "
+    "concurrent, retried, cached", SERVER, OpenAIBackend,
+    argument="the served model's name: openai:<name> (what the server's /v1/models lists)")

@@ -13,15 +13,13 @@ separate token budget for thinking).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, Done, GenerateOptions, Prompting, ScoreRequest
-from clue_models_llm.extract import THINK_OPEN
-from clue_models_llm.prompts import Message, sha256
-from clue_models_llm.settings import Settings
+from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, ScoreRequest
+from clue_models_llm.catalogue import CATALOGUE
+from clue_models_llm.settings import COMMON, TINY, Settings
 
 #: Process-wide: the last model loaded, reused by the next task of the same run.
 _LOADED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any]]] = {}
@@ -118,29 +116,11 @@ class TransformersBackend(Backend):
         limit = getattr(model.config, "max_position_embeddings", None)
         self.max_positions = int(limit) if isinstance(limit, int) and limit > 0 else None
 
-    def identity(self) -> dict[str, Any]:
-        return dict(self._identity)
-
-    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
-        """The tokenizer's chat template (its ``enable_thinking`` switch set where it has one)."""
-        template = getattr(self.tokenizer, "chat_template", None)
-        template_text = json.dumps(template, sort_keys=True) if isinstance(template, dict) else template
-        switch = bool(template_text and "enable_thinking" in template_text)
-        render = None
-        if chat:
-            if not template_text:
-                raise ClueError(f"model {self.name} has no chat template; leave chat off (--set chat=false)")
-            extra = {"enable_thinking": thinking} if switch else {}
-            tokenizer = self.tokenizer
-
-            def render(messages: Sequence[Message], tools: Sequence[Any] | None = None) -> str:
-                more = {**extra, "tools": list(tools)} if tools else extra
-                return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True,
-                                                     **more)
-
-        info = {"chat": chat, "chat_template_sha256": sha256(template_text) if template_text else None,
-                "thinking": self.settings.thinking, "thinking_switch": switch, "bos": self.bos is not None}
-        return Prompting(chat=render, prefix_in_chat=not thinking, info=info)
+    def describe(self) -> Description:
+        """The loaded model's identity, device and dtype, EOS ids; its tokenizer holds the chat template."""
+        return Description(identity=dict(self._identity), device=self.device_text, dtype=self.dtype_text,
+                           info={"eos_token_ids": self.eos_ids}, tokenizer=self.tokenizer,
+                           adds_bos=self.bos is not None)
 
     # -- computing ------------------------------------------------------------------------
 
@@ -160,6 +140,7 @@ class TransformersBackend(Backend):
 
     def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
         """Generated batch by batch; a prompt too long for the context loses its oldest tokens (counted)."""
+        from clue_models_llm.extract import THINK_OPEN
         from clue_models_llm.generation import Generator
 
         budget = options.max_new_tokens + options.thinking_tokens + GENERATION_SLACK
@@ -187,7 +168,18 @@ class TransformersBackend(Backend):
     def _encode(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
-    # -- reporting ------------------------------------------------------------------------
 
-    def info(self) -> dict[str, Any]:
-        return {"device": self.device_text, "dtype": self.dtype_text, "eos_token_ids": self.eos_ids}
+def check_tiny(values: Mapping[str, Any]) -> None:
+    """llm-tiny's attention heads must divide its hidden size (said before anything is built)."""
+    if values["tiny_hidden_size"] % values["tiny_num_heads"]:
+        raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
+                        f"({values['tiny_hidden_size']})")
+
+
+BACKEND = (
+    BackendInfo("llm", "any causal LM (transformers), llm:<hub id or local folder>: likelihood or generation, "
+                "zero- or few-shot, no training", COMMON, TransformersBackend,
+                argument="a checkpoint: llm:<hub id or local folder>", catalogue=CATALOGUE),
+    BackendInfo("llm-tiny", "offline tiny random Llama with a character tokenizer built from the task's texts",
+                COMMON + TINY, TransformersBackend, check=check_tiny, size_class="toy"),
+)

@@ -25,14 +25,14 @@ import os
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, Done, GenerateOptions, Prompting, ScoreRequest
-from clue_models_llm.extract import THINK_OPEN
-from clue_models_llm.settings import Settings
-from clue_models_llm.vllm_generation import Row, advance, close_spent, entry, round_kwargs
-from clue_models_llm.vllm_scoring import Scores, TokenRequest, read_scores, sampling_kwargs, token_requests
+from clue_core.plugin import ClueError, RunContext, Setting
+from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, ScoreRequest
+from clue_models_llm.settings import COMMON, Settings
+
+if TYPE_CHECKING:
+    from clue_models_llm.vllm_scoring import Scores, TokenRequest
 
 MISSING = "vllm: models need vLLM (a GPU and its own torch): pip install 'clue-models-llm[vllm]'"
 #: Requests sent to the engine in one ``generate`` call (each call's answers are committed at once).
@@ -146,17 +146,17 @@ class VLLMBackend(Backend):
         except Exception:  # no generation_config.json: the tokenizer's EOS alone
             return None
 
-    def identity(self) -> dict[str, Any]:
-        return dict(self._identity)
-
-    def prompting(self, *, chat: bool, thinking: bool) -> Prompting:
-        """The tokenizer's chat template, exactly as ``llm:`` renders it (``enable_thinking`` where it has one)."""
-        from clue_models_llm.backends.transformers import TransformersBackend
-
-        borrowed = TransformersBackend.__new__(TransformersBackend)
-        borrowed.tokenizer, borrowed.name, borrowed.settings, borrowed.bos = (self.tokenizer, self.name,
-                                                                              self.settings, self.bos)
-        return TransformersBackend.prompting(borrowed, chat=chat, thinking=thinking)
+    def describe(self) -> Description:
+        """The engine's model and version, its traffic so far; the tokenizer's chat template, as ``llm:`` renders it."""
+        values = self.values
+        engine = {"vllm": self.version, "tensor_parallel_size": values["tensor_parallel_size"],
+                  "enable_prefix_caching": values["enable_prefix_caching"],
+                  "max_model_len": self.max_positions + 1 if self.max_positions else None,
+                  "traffic": dict(self.traffic)}
+        return Description(identity=dict(self._identity),
+                           device=f"vllm (tensor_parallel_size={values['tensor_parallel_size']})",
+                           dtype=self.dtype_text, info={"eos_token_ids": self.eos_ids, "engine": engine},
+                           tokenizer=self.tokenizer, adds_bos=self.bos is not None)
 
     # -- computing ------------------------------------------------------------------------
 
@@ -175,6 +175,7 @@ class VLLMBackend(Backend):
     def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
         """Chunk by chunk in prefix order, each example reported when its choices are read."""
         from clue_models_llm.scoring import encode_requests
+        from clue_models_llm.vllm_scoring import Scores, read_scores, sampling_kwargs, token_requests
 
         encoded = encode_requests(self.tokenizer, [(r.prompt, r.choices) for r in requests], bos=self.bos,
                                   fallback=self.eos_ids[0] if self.eos_ids else 0, max_positions=self.max_positions)
@@ -207,12 +208,17 @@ class VLLMBackend(Backend):
             position = end
 
     def _read(self, asked: Sequence[TokenRequest], chunk: list[int], scores: Scores, caching: bool) -> list[int]:
+        from clue_models_llm.vllm_scoring import read_scores, sampling_kwargs
+
         outputs = self._generate([asked[i].ids for i in chunk],
                                  [sampling_kwargs(asked[i], caching=caching, fields=self.fields) for i in chunk])
         return read_scores(outputs, asked, chunk, scores)
 
     def generate(self, prompts: Sequence[str], options: GenerateOptions, *, done: Done) -> None:
         """Rounds of ``LLM.generate`` until every prompt has its answer (see :mod:`clue_models_llm.vllm_generation`)."""
+        from clue_models_llm.extract import THINK_OPEN
+        from clue_models_llm.vllm_generation import Row, advance, close_spent, entry, round_kwargs
+
         budget = options.max_new_tokens + options.thinking_tokens + 8
         rows, truncated = [], []
         encoded = self.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
@@ -250,17 +256,6 @@ class VLLMBackend(Backend):
     def _decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
-    # -- reporting ------------------------------------------------------------------------
-
-    def info(self) -> dict[str, Any]:
-        values = self.values
-        return {"device": f"vllm (tensor_parallel_size={values['tensor_parallel_size']})", "dtype": self.dtype_text,
-                "eos_token_ids": self.eos_ids,
-                "engine": {"vllm": self.version, "tensor_parallel_size": values["tensor_parallel_size"],
-                           "enable_prefix_caching": values["enable_prefix_caching"],
-                           "max_model_len": self.max_positions + 1 if self.max_positions else None,
-                           "traffic": dict(self.traffic)}}
-
 
 def sampling_fields(cls: Any) -> frozenset[str]:
     """The argument names ``SamplingParams`` takes (a msgspec Struct in vLLM 0.33, a plain class earlier)."""
@@ -278,3 +273,32 @@ def model_config(engine: Any) -> Any:
     if config is None:
         config = getattr(getattr(engine, "llm_engine", None), "model_config", None)
     return config
+
+
+#: What vLLM schedules or places itself.
+NOT_FOR_VLLM = frozenset({"device_map", "eval_batch_size"})
+
+#: The engine's own settings. None keys the result cache: they change how fast answers come, not which
+#: model answers (the dtype, which does, is in the identity and keys it through ``dtype``).
+ENGINE: tuple[Setting, ...] = (
+    Setting("tensor_parallel_size", int, 1, "vllm: GPUs one engine spreads the model over (tensor parallelism)",
+            minimum=1),
+    Setting("gpu_memory_utilization", float, 0.9, "vllm: share of each GPU's memory the engine may take (weights "
+            "and key/value cache)", minimum=0.05, maximum=1.0),
+    Setting("max_model_len", int, 0, "vllm: context length of the engine in tokens (0: the model's own); longer "
+            "prompts lose their oldest tokens, counted as truncated", minimum=0),
+    Setting("enable_prefix_caching", bool, True, "vllm: reuse the key/value blocks of a prompt shared by several "
+            "requests (every choice of an example, the few-shot demos), so a long shared prompt is computed once"),
+    Setting("enforce_eager", bool, False, "vllm: no CUDA graphs (slower, but starts faster and takes less "
+            "memory)"),
+)
+
+#: Settings of ``vllm:<model>``: the family's prompt, scoring and decoding settings (``vllm:`` and ``llm:`` are
+#: asked the same questions), less what only an in-process transformers model reads, and the engine's.
+VLLM: tuple[Setting, ...] = (*(s for s in COMMON if s.name not in NOT_FOR_VLLM), *ENGINE)
+
+BACKEND = BackendInfo(
+    "vllm", "any causal LM vLLM serves, vllm:<hub id or local folder>, in vLLM's offline engine (a GPU; pip "
+    "install 'clue-models-llm[vllm]'): the prompts, cache and predictions of llm:, likelihood through "
+    "prompt log-probabilities with prefix caching", VLLM, VLLMBackend,
+    argument="a checkpoint: vllm:<hub id or local folder>")
