@@ -17,7 +17,8 @@ PACKAGE = Path(clue_models_llm.__file__).parent
 
 def test_hooks_import_without_torch() -> None:
     code = ("import sys, clue_models_llm.hooks as h; h.clue_models(); "
-            "print(sorted(m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'transformers', 'tokenizers', 'openai', 'vllm', 'numpy', 'httpx') "
+            "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 
