@@ -58,7 +58,7 @@ class TaskPlan:
     notes: list[str] = field(default_factory=list)
     checksums: dict[str, str] = field(default_factory=dict)
     learner: Any = None
-    resume: bool = False
-    done: bool = False
+    resume: bool = False  # it continues its staging folder (planning.settle_resume decides, once)
+    done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)
     repeat_value: str | None = None  # the value of its task's repeat this plan runs (FewCLUE split=all)
     predict: tuple[str, ...] = ("dev",)  # the splits it predicts (clue_core.splits): dev, scored ones, test
