@@ -28,9 +28,12 @@ from clue_leaderboard.submission import match_entries
 
 
 def _looks_like_run_predictions(path: Path) -> bool:
+    """Whether the first line is a run's ``{"id", "prediction"}``: a sniff, so bytes that are not UTF-8
+    text are left to the reader that follows, which names the line (decoding a text buffer here raised
+    a ``UnicodeDecodeError`` traceback for a byte anywhere in the first 8 KB)."""
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            first = handle.readline()
+        with path.open("rb") as handle:
+            first = handle.readline().decode("utf-8-sig", errors="replace")
     except OSError as exc:
         raise InputError(path, f"cannot read file ({exc.strerror})") from None
     return first.lstrip().startswith("{") and '"prediction"' in first and '"id"' in first

@@ -9,7 +9,10 @@ also lines up the files ``clue-core evaluate`` scores.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import secrets
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -314,8 +317,8 @@ def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, f
         raise ClueError(f"{output}: the submission must be a .zip file")
     if output.is_dir():  # --force replaces a zip, never a folder (os.replace could not anyway)
         raise ClueError(f"{output} is a folder, not a zip file; name the zip to write")
-    if output.exists() and not force:
-        raise ClueError(f"{output} exists; pass --force to replace it")
+    if not force and _taken(output):
+        raise ClueError(_exists(output))
     checked: list[CheckedFile] = []
     run_dirs = find_run_dirs(paths)
     for run_dir in run_dirs:
@@ -328,17 +331,50 @@ def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, f
         if item.name in names:
             raise ClueError(f"{item.name} comes from two runs: {names[item.name].path} and {item.path}")
         names[item.name] = item
-    write_zip(output, checked)
+    write_zip(output, checked, force=force)
     return checked
 
 
-def write_zip(output: Path, checked: Sequence[CheckedFile]) -> None:
-    """Pack the checked files atomically; a disk fault is one line naming the zip (nothing is left)."""
+def _taken(output: Path) -> bool:
+    """Something is in the zip's place: a file, or a symlink, even one pointing nowhere."""
+    return output.exists() or output.is_symlink()
+
+
+def _exists(output: Path) -> str:
+    return f"{output} exists; pass --force to replace it"
+
+
+def write_zip(output: Path, checked: Sequence[CheckedFile], *, force: bool = False) -> None:
+    """Pack the checked files atomically; a disk fault is one line naming the zip (nothing is left).
+
+    Without ``force`` the zip is written beside ``output`` and published with a hard link, which
+    fails where anything is in its place: two ``submit`` runs writing one zip at once (each saw no
+    zip when it began) get one zip and one refusal, never a silent replacement.
+    """
+    staged = output if force else output.with_name(f".{output.name}.{secrets.token_hex(4)}.new")
     try:
-        with atomic_open(output, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+        with atomic_open(staged, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
             for item in checked:
                 archive.write(item.path, arcname=item.name)
+        if not force:
+            _publish(staged, output)
     except OSError as exc:
-        if exc.filename is None:  # raised inside zipfile: the zip is the file meant
+        if exc.filename in (None, str(staged)):  # inside zipfile, or the staged copy: the zip is the file meant
             exc = OSError(exc.errno, exc.strerror, str(output))
         raise ClueError(disk_fault_message("cannot write the submission", exc)) from None
+    finally:
+        if not force:
+            with contextlib.suppress(OSError):  # published (a second name) or failed: the staged name goes
+                os.unlink(staged)
+
+
+def _publish(staged: Path, output: Path) -> None:
+    """Give the staged zip its name unless something took the name meanwhile."""
+    try:
+        os.link(staged, output)
+    except FileExistsError:
+        raise ClueError(_exists(output)) from None
+    except OSError:  # a file system without hard links (FAT, some shares): check, then rename, as before
+        if _taken(output):
+            raise ClueError(_exists(output)) from None
+        os.replace(staged, output)

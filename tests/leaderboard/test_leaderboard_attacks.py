@@ -1,0 +1,135 @@
+"""A hostile review of the leaderboard plugin (issue 30, step 2): each test provokes a fault found by
+attacking ``clue-core submit`` / ``evaluate`` and the ``CommandSpec.api`` contract, and failed on the
+code as the move left it (ab1b897..812f4bb).
+
+- ``evaluate`` of a file with bytes that are not UTF-8 near its start was a ``UnicodeDecodeError``
+  traceback (exit 1; ``api.evaluate`` raised it too, past an ``except ClueError``): the sniff of the
+  first line decoded a whole read buffer.
+- Two ``submit`` runs writing one zip at once both said ``wrote s.zip``: each saw no zip when it began
+  and the later rename silently replaced the other's, without ``--force``; a dangling symlink in the
+  zip's place was replaced the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from clue_core import api
+from clue_core.errors import ClueError, InputError
+from clue_core.kernel import Kernel
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Kernel:
+    """The installed plugins (the classic tasks and clue-leaderboard among them)."""
+    return Kernel(strict=False, disabled=())
+
+
+@pytest.fixture(scope="module")
+def afqmc_run(kernel: Kernel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One complete baseline run of afqmc on the bundled sample (instant)."""
+    output = tmp_path_factory.mktemp("attack-runs")
+    [record] = api.run(["afqmc"], model="baseline", sample=True, output_dir=output, kernel=kernel, echo=None)
+    return record.path
+
+
+def _one_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and result.output.count("\n") == 1, result.output
+    return result.output.strip()
+
+
+# -- evaluate: a file that is not UTF-8 text --------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [b'{"id": 0, "prediction": "1"}\n\xff\xfe\n', b"\xff\xfe\x00garbage\n",
+                                     b'{"id": 0, "label": "1"}\n\x80\n'], ids=["run-file", "first-byte", "label-file"])
+def test_evaluate_of_a_file_that_is_not_utf8_is_one_line(run_cli, kernel, tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(content)
+    line = _one_line(run_cli("evaluate", "afqmc", path, "--sample", kernel=kernel))
+    assert line.startswith(f"error: {path}") and "not UTF-8 text" in line
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        api.evaluate("afqmc", path, sample=True, kernel=kernel)
+
+
+# -- submit: the zip another submit (or a link) already put there -----------------------------------
+
+
+def test_a_zip_that_appears_while_submit_checks_is_not_replaced(kernel, afqmc_run: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ``submit`` finishing between this one's ``exists`` check and its rename: refused, as if it
+    had been there at the start, and the other's zip is left as it was."""
+    import clue_leaderboard.submission as submission
+
+    output = tmp_path / "s.zip"
+    checks = submission.check_families
+
+    def meanwhile(*args, **kwargs):
+        output.write_bytes(b"the other submit's zip")
+        return checks(*args, **kwargs)
+
+    monkeypatch.setattr(submission, "check_families", meanwhile)
+    with pytest.raises(ClueError, match=rf"^{output} exists; pass --force to replace it$"):
+        api.submit([afqmc_run], output, kernel=kernel)
+    assert output.read_bytes() == b"the other submit's zip"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.zip"]  # no staged copy left beside it
+
+
+def test_two_submits_at_once_write_one_zip(kernel, afqmc_run: Path, tmp_path: Path) -> None:
+    output, outcomes = tmp_path / "s.zip", []
+    start = threading.Barrier(4)
+
+    def submit() -> None:
+        start.wait()
+        try:
+            api.submit([afqmc_run], output, kernel=kernel)
+            outcomes.append("wrote")
+        except ClueError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=submit) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == [f"{output} exists; pass --force to replace it"] * 3 + ["wrote"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.zip"]
+
+
+def test_a_dangling_symlink_in_the_zips_place_wants_force(run_cli, kernel, afqmc_run: Path, tmp_path: Path) -> None:
+    link = tmp_path / "s.zip"
+    link.symlink_to(tmp_path / "elsewhere" / "s.zip")
+    assert _one_line(run_cli("submit", afqmc_run, "-o", link, kernel=kernel)) == \
+        f"error: {link} exists; pass --force to replace it"
+    assert link.is_symlink() and os.readlink(link) == str(tmp_path / "elsewhere" / "s.zip")
+    result = run_cli("submit", afqmc_run, "-o", link, "--force", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert not link.is_symlink() and link.is_file()  # --force replaces the link itself, as it replaces a zip
+
+
+def test_force_still_replaces_the_zip(run_cli, kernel, afqmc_run: Path, tmp_path: Path) -> None:
+    output = tmp_path / "s.zip"
+    output.write_bytes(b"old")
+    result = run_cli("submit", afqmc_run, "-o", output, "--force", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert output.read_bytes()[:2] == b"PK" and sorted(p.name for p in tmp_path.iterdir()) == ["s.zip"]
+
+
+def test_a_file_system_without_hard_links_still_publishes(kernel, afqmc_run: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAT or a network share refuses ``os.link``: the zip is published by a rename, as before."""
+    import errno
+
+    def no_links(src, dst, **kwargs):
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "link", no_links)
+    output = tmp_path / "s.zip"
+    [checked] = api.submit([afqmc_run], output, kernel=kernel)
+    assert output.read_bytes()[:2] == b"PK" and checked.name == "afqmc_predict.json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.zip"]
