@@ -178,6 +178,9 @@ def _fetch_once(url: str, part: Path, *, size: int | None, progress: bool) -> No
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, str) and exc.reason.startswith("unknown url type"):
             raise _PermanentError(exc.reason) from None
+        if isinstance(exc.reason, OSError) and url.lower().startswith("file:"):
+            # a local mirror ($CLUE_DATA_URL=file://…) missing the file is no flaky network: no retries
+            raise _PermanentError(exc.reason.strerror or str(exc.reason)) from None
         raise _TransientError(f"cannot connect: {exc.reason}") from None
     except (OSError, http.client.HTTPException) as exc:
         raise _TransientError(f"cannot connect: {exc}") from None
