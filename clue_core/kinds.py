@@ -74,8 +74,8 @@ def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
 
 #: kind name -> spec, as the last kernel to load it declared it.
 _DECLARED: dict[str, KindSpec] = {}
-#: example type -> (its kind, its gold accessor), filled as examples are met.
-_BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]]] = {}
+#: example type -> (its kind, its gold accessor), or None for a type of no kind, filled as examples are met.
+_BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
 _installed_read = False
 
 
@@ -145,12 +145,11 @@ def _match(kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
 def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
     """``(kind, gold accessor)`` of an example, or None for an object of no declared kind."""
     kind = type(example)
-    found = _BY_TYPE.get(kind)
-    if found is None:
+    if kind in _BY_TYPE:
+        return _BY_TYPE[kind]
+    found = _match(kind)
+    if found is None and not _installed_read:
+        _read_installed()
         found = _match(kind)
-        if found is None:
-            _read_installed()
-            found = _match(kind)
-        if found is not None:
-            _BY_TYPE[kind] = found
+    _BY_TYPE[kind] = found  # None too: a metric asking gold_of of a foreign object pays the search once
     return found

@@ -1,0 +1,50 @@
+"""The kinds code holding an example and no kernel finds: what kernels declared, else the installed plugins'.
+
+A metric calls ``gold_of(example)`` and a script may call ``read_split`` before any kernel exists;
+both ask the example's kind (:mod:`clue_core.kinds`) where its gold is and how it is checked. A
+kernel declares the kinds it checked; with none made yet, the installed plugins' ``clue_kinds`` are
+read once. An object of no declared kind has no gold (it is never an error to ask).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+from clue_core import kinds
+from clue_core.examples import ClassificationExample, gold_of
+from clue_core.kernel import Kernel
+
+
+def test_without_any_kernel_the_installed_plugins_kinds_are_read() -> None:
+    code = ("import sys\n"
+            "from clue_tasks_classic import hooks\n"
+            "from clue_core.data import sample_dir\n"
+            "from clue_core.examples import gold_of\n"
+            "from clue_core.reading import read_split\n"
+            "task = next(t for t in hooks.clue_tasks() if t.name == 'afqmc')\n"
+            "part = read_split(task, sample_dir(task), 'dev')\n"
+            "assert 'clue_core.kernel' not in sys.modules\n"
+            "print(len(part), gold_of(part.examples[0]) in task.labels)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    count, labelled = done.stdout.split()
+    assert int(count) > 0 and labelled == "True"
+
+
+def test_a_kernel_declares_the_kinds_it_checked(isolated_kernel: Kernel) -> None:
+    spec = isolated_kernel.kind("classification")
+    assert kinds.kind_spec("classification") == spec
+    example = ClassificationExample(1, "text", label="1")
+    assert gold_of(example) == "1"
+    try:  # another kernel's spec for the name replaces it, and what examples found is found again
+        kinds.declare([dataclasses.replace(spec, gold="text")])
+        assert gold_of(example) == "text"
+    finally:
+        kinds.declare([spec])
+    assert gold_of(example) == "1"
+
+
+def test_an_object_of_no_kind_has_no_gold() -> None:
+    assert gold_of(object()) is None and gold_of(object()) is None  # the second ask is the cached answer
