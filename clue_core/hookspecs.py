@@ -17,8 +17,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from clue_core.fetching import FetcherSpec
-    from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
     from clue_core.kinds import KindSpec
+    from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
 NAME = "clue_core"
 hookspec = pluggy.HookspecMarker(NAME)
