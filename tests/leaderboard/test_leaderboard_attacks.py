@@ -21,6 +21,7 @@ import pytest
 from clue_core import api
 from clue_core.errors import ClueError, InputError
 from clue_core.kernel import Kernel
+from clue_core.plugin import CommandSpec, hookimpl
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +134,52 @@ def test_a_file_system_without_hard_links_still_publishes(kernel, afqmc_run: Pat
     [checked] = api.submit([afqmc_run], output, kernel=kernel)
     assert output.read_bytes()[:2] == b"PK" and checked.name == "afqmc_predict.json"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.zip"]
+
+
+# -- a third party's submit beside clue-leaderboard ------------------------------------------------
+
+
+class _ThirdPartySubmit:
+    """A plugin that registers its own ``submit`` command (and its Python API)."""
+
+    @hookimpl
+    def clue_commands(self) -> list[CommandSpec]:
+        return [CommandSpec("submit", "Mine.", "clue_leaderboard.commands:submit", api=f"{__name__}:_mine")]
+
+
+THIRD_PARTY = _ThirdPartySubmit()
+
+
+def _mine(kernel, run_dirs, output, **options):
+    return ["the third party's"]
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param("acme-submit", marks=pytest.mark.xfail(strict=True, reason=(
+        "clue_core/kernel.py (not this plugin's): the first plugin registered keeps a name and plugins "
+        "register in name order, so a third party named before 'clue-leaderboard' takes submit, the "
+        "duplicate error lands on clue-leaderboard's row and drops evaluate too, and api.submit calls the "
+        "third party's function; before step 2 submit was a built-in name and the third party's row "
+        "had the error whatever its name"))),
+    "zeta-submit",
+])
+def test_a_third_party_submit_is_the_error_on_its_own_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                          name: str) -> None:
+    import importlib.metadata as metadata
+
+    installed = metadata.entry_points
+
+    def entry_points(**selection):
+        points = list(installed(**selection))
+        if selection.get("group") == "clue_core":
+            points.append(metadata.EntryPoint(name, f"{__name__}:THIRD_PARTY", "clue_core"))
+        return metadata.EntryPoints(points)
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    kernel = Kernel(strict=False, disabled=())
+    rows = {p.name: p for p in kernel.plugins}
+    assert rows["clue-leaderboard"].status == "ok", rows["clue-leaderboard"].error
+    assert rows[name].status == "error" and "'submit'" in rows[name].error
+    assert kernel.owner[("commands", "submit")] == kernel.owner[("commands", "evaluate")] == "clue-leaderboard"
+    with pytest.raises(ClueError, match="no such run directory"):  # the leaderboard's check, not the third party's
+        api.submit([tmp_path / "nowhere"], tmp_path / "s.zip", kernel=kernel)
