@@ -9,6 +9,11 @@ reader's (the reader's line named only a folder the user never chose).
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +26,7 @@ from clue_core.plugin import FetcherSpec, hookimpl
 from clue_tasks_classic import hooks as classic
 
 PLUGIN = "lab-plugin"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -179,3 +185,61 @@ def test_a_location_given_as_a_string_is_that_path(run_cli, tmp_path: Path) -> N
     kernel = kernel_with(spec(lambda task, progress: folder, lambda task: str(folder)))
     dry = run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=kernel)
     assert dry.exit_code == 0 and f"data {folder}" in dry.output, dry.output
+
+
+# ------------------------------------------------------------------ a slow fetcher, killed
+
+SLOW_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from clue_builtin import hooks as builtin
+from clue_core.cli import cli
+from clue_core.data import sample_dir
+from clue_core.kernel import Kernel
+from clue_core.plugin import FetcherSpec, hookimpl
+from clue_tasks_classic import hooks as classic
+
+def fetch(task, *, progress):
+    if os.environ["MODE"] == "slow":
+        Path(os.environ["STARTED"]).touch()
+        time.sleep(60)
+    return sample_dir(task)
+
+class Mirror:
+    @hookimpl
+    def clue_data_fetchers(self):
+        return [FetcherSpec(name="slow", help="A slow mirror.", fetch=fetch)]
+
+kernel = Kernel(entrypoints=False, strict=False, disabled=())
+for plugin, name in [(builtin, "builtin"), (classic, "clue-tasks-classic"), (Mirror(), "slow-mirror")]:
+    kernel.register(plugin, name)
+cli.main(sys.argv[1:], obj={"kernel": kernel}, prog_name="clue-core")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+def test_a_slow_fetch_killed_ends_cleanly_and_the_next_run_goes(tmp_path: Path, sig: str) -> None:
+    """Ctrl-C while a fetcher works is the one interrupted line (exit 130), no output folder; after a
+    SIGKILL (nothing runs) the next run is not blocked by anything the killed one held."""
+    script = tmp_path / "clue_core_with_a_slow_mirror.py"
+    script.write_text(SLOW_SCRIPT, encoding="utf-8")
+    started = tmp_path / "started"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLUE_HOME": str(tmp_path / "home"), "STARTED": str(started)}
+    env.pop("CLUE_FETCHER", None)
+    args = [sys.executable, str(script), "run", "afqmc", "--model", "baseline", "-o", str(tmp_path / "runs")]
+    process = subprocess.Popen(args, cwd=tmp_path, env={**env, "MODE": "slow"}, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(getattr(signal, sig))
+    out, err = process.communicate(timeout=30)
+    if sig == "SIGINT":
+        assert process.returncode == 130 and err.splitlines()[-1] == "error: interrupted", (out, err)
+        assert "Traceback" not in err and not (tmp_path / "runs").exists()
+    again = subprocess.run(args, cwd=tmp_path, env={**env, "MODE": "quick"}, text=True, capture_output=True,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "runs" / "afqmc" / "manifest.json").is_file()
