@@ -53,15 +53,15 @@ def choose(task: TaskSpec, fetchers: Mapping[str, FetcherSpec]) -> FetcherSpec:
     chosen = os.environ.get(FETCHER_ENV, "").strip()
     if chosen:
         if chosen not in fetchers:
-            installed = ", ".join(fetchers) or "none"
+            installed = ", ".join(map(str, fetchers)) or "none"  # a name that is no string: not a traceback
             raise DataError(f"{FETCHER_ENV}={chosen!r}: no such fetcher (installed: {installed})"
-                            f"{did_you_mean(chosen, fetchers)}")
+                            f"{did_you_mean(chosen, map(str, fetchers))}")
         return fetchers[chosen]
     if not fetchers:
         raise DataError(f"no data for task {task.name}: install clue-data (pip install ./plugins/clue-data) "
                         "or pass --data-dir / --sample")
     if len(fetchers) > 1:
-        raise DataError(f"several fetchers can bring {task.name}'s files ({', '.join(fetchers)}): "
+        raise DataError(f"several fetchers can bring {task.name}'s files ({', '.join(map(str, fetchers))}): "
                         f"set {FETCHER_ENV} to one of them, or pass --data-dir / --sample")
     return next(iter(fetchers.values()))
 

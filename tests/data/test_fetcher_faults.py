@@ -243,3 +243,23 @@ def test_a_slow_fetch_killed_ends_cleanly_and_the_next_run_goes(tmp_path: Path, 
                            timeout=120)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "runs" / "afqmc" / "manifest.json").is_file()
+
+
+def test_a_fetcher_whose_name_is_no_string_is_still_one_line(run_cli, isolated_kernel, monkeypatch) -> None:
+    """The kernel does not check a fetcher's name (see the report of step 3's review); choosing among
+    names must not turn one that is no string into a traceback."""
+    from clue_tasks_classic import hooks as classic_tasks
+
+    isolated_kernel.register(classic_tasks, "clue-tasks-classic")
+
+    class Odd:
+        @hookimpl
+        def clue_data_fetchers(self) -> list[FetcherSpec]:
+            return [FetcherSpec(name=None, help="-", fetch="x:y")]  # type: ignore[arg-type]
+
+    isolated_kernel.register(Odd(), "odd")
+    line = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=isolated_kernel))
+    assert line.startswith("error: several fetchers can bring afqmc's files (clue-data, None)"), line
+    monkeypatch.setenv("CLUE_FETCHER", "lab")
+    line = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=isolated_kernel))
+    assert line.startswith("error: CLUE_FETCHER='lab': no such fetcher (installed: clue-data, None)"), line
