@@ -1,0 +1,1 @@
+"""clue-tasks-kgclue: KgCLUE, questions answered by a knowledge-base triple."""
