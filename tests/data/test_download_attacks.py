@@ -249,10 +249,24 @@ def test_a_file_url_naming_no_file_fails_at_once(run_cli, kernel, tmp_path: Path
     assert result.exit_code == 2 and result.output == f"error: download {url}: No such file or directory\n"
 
 
-def test_a_served_archive_escaping_its_folder_writes_nothing(run_cli, isolated_kernel, tmp_path: Path,
-                                                             monkeypatch) -> None:
-    evil = zip_bytes({"train.json": b"{}\n", "../../../escaped.txt": b"pwned"})
-    task = task_for("afqmc", "afqmc_public.zip", evil)
+def test_a_user_zip_escaping_its_folder_writes_nothing(run_cli, kernel, tmp_path: Path) -> None:
+    """The kernel's side (a served one is test_data_cli's): ``--data-dir evil.zip`` is unpacked safely too."""
+    evil = tmp_path / "afqmc_public.zip"
+    evil.write_bytes(zip_bytes({"train.json": b"{}\n", "../../../escaped.txt": b"pwned"}))
+    result = run_cli("run", "afqmc", "--model", "baseline", "--data-dir", evil, "-o", tmp_path / "runs", kernel=kernel)
+    home = tmp_path / "clue-home"
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "refusing entry '../../../escaped.txt': it points outside the target folder" in result.output
+    assert not list(tmp_path.rglob("escaped.txt")) and not (tmp_path / "runs" / "afqmc").exists()
+    assert listing(home / "extracted") == [] and listing(home / "locks") == []
+
+
+@pytest.mark.parametrize("filename", ["../../escaped.zip", "sub/afqmc.zip", "..", ""])
+def test_a_source_filename_that_is_no_plain_name_is_refused_before_any_request(
+        run_cli, isolated_kernel, tmp_path: Path, monkeypatch, filename: str) -> None:
+    """A task plugin's ``DataSource.filename`` names the file under downloads/ and the lock under locks/:
+    ``../`` in it would write outside the cache."""
+    task = task_for("afqmc", filename, AFQMC_ZIP)
 
     class Tasks:
         @hookimpl
@@ -260,11 +274,11 @@ def test_a_served_archive_escaping_its_folder_writes_nothing(run_cli, isolated_k
             return [registered(task)]
 
     isolated_kernel.register(Tasks(), "test-tasks")
-    with LocalServer({"afqmc_public.zip": evil}) as server:
+    with LocalServer({"afqmc_public.zip": AFQMC_ZIP}) as server:
         monkeypatch.setenv("CLUE_DATA_URL", server.url)
         result = run_cli("download", "afqmc", kernel=isolated_kernel)
-    home = tmp_path / "clue-home"
-    assert result.exit_code == 2 and result.output.count("\n") == 1
-    assert "refusing entry '../../../escaped.txt': it points outside the target folder" in result.output
-    assert not list(tmp_path.rglob("escaped.txt"))
-    assert listing(home / "data") == [] and listing(home / "locks") == []
+        requests = server.requests
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: task afqmc: its source's filename {filename!r} is not a plain file name "
+                             "(the file under the cache's downloads/)\n")
+    assert requests == [] and not list(tmp_path.rglob("escaped*"))

@@ -11,7 +11,7 @@ cache as the cache's, naming ``$CLUE_HOME``. :func:`ensure_task_data` is this pl
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from clue_core.plugin import DataError, TaskSpec, clue_home, filling_cache, safe_extract
 
@@ -28,7 +28,12 @@ def ensure_task_data(task: TaskSpec, *, progress: bool = True) -> Path:
         return folder
     if task.source is None:
         raise DataError(f"task {task.name} has no download source: get its files yourself and pass --data-dir")
-    with filling_cache(task.source.filename):
+    name = task.source.filename
+    if not isinstance(name, str) or name in ("", ".", "..") or PurePath(name).name != name or "\\" in name:
+        # it names the file under downloads/ and the lock under locks/: '../' would write outside the cache
+        raise DataError(f"task {task.name}: its source's filename {name!r} is not a plain file name "
+                        "(the file under the cache's downloads/)")
+    with filling_cache(name):
         if not folder.is_dir():  # else another process finished while we waited
             from clue_data.download import download_source
 
