@@ -282,7 +282,7 @@ def test_no_train_refuses_a_model_that_was_never_trained(run_cli, tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_keyed_files_name_an_entry_by_its_id_not_as_a_line(tmp_path):
+def test_keyed_files_name_an_entry_by_its_id_not_as_a_line(tmp_path, isolated_kernel):
     from clue_core.errors import InputError
     from clue_core.plugin import SpanExample, TaskSpec
     from clue_leaderboard.submission import match_entries
@@ -290,5 +290,6 @@ def test_keyed_files_name_an_entry_by_its_id_not_as_a_line(tmp_path):
     task = TaskSpec("t", "span", "d", "m:r")
     examples = [SpanExample("q1", "c", "q"), SpanExample("q2", "c", "q")]
     with pytest.raises(InputError) as caught:
-        match_entries(task, examples, [("q1", "a"), ("q2", 3)], tmp_path / "p.json", ordered=False)
+        match_entries(task, examples, [("q1", "a"), ("q2", 3)], tmp_path / "p.json", kernel=isolated_kernel,
+                      ordered=False)
     assert str(caught.value) == f"{tmp_path / 'p.json'} (id q2): field 'label': expected an answer string, got 3"

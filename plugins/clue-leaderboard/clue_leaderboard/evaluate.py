@@ -80,8 +80,8 @@ def evaluate_file(
         raise ClueError(f"{task.name} {split}: no examples to score")
     run_file = _looks_like_run_predictions(predictions_path) if predictions_path.is_file() else False
     entries = read_predictions(kernel, task, predictions_path)
-    values = match_entries(task, examples, entries, predictions_path, ordered=False, allow_missing=allow_missing,
-                           gold_name=f"{task.name} {split}",
+    values = match_entries(task, examples, entries, predictions_path, kernel=kernel, ordered=False,
+                           allow_missing=allow_missing, gold_name=f"{task.name} {split}",
                            line_based=run_file or kernel.writer(task.writer).ordered,
                            value_field="prediction" if run_file else "label")
     predictions = [None if v is None else Prediction(e.id, v) for e, v in zip(examples, values)]

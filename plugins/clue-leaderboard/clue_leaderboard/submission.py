@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,15 +23,12 @@ from clue_core.plugin import (
     MANIFEST,
     SUBMISSION_DIR,
     TEST_SPLIT,
-    ClassificationExample,
     ClueError,
     Example,
     ExampleId,
     InputError,
     Manifest,
-    MultipleChoiceExample,
     Registry,
-    SpanExample,
     TaskSpec,
     atomic_open,
     disk_fault_message,
@@ -44,6 +41,9 @@ from clue_core.plugin import (
     task_for_repeat,
 )
 
+#: A kind's ``check_prediction(task, example, value)``: what is wrong with a value, or None.
+PredictionCheck = Callable[[TaskSpec, Example, Any], "str | None"]
+
 
 @dataclass(frozen=True)
 class CheckedFile:
@@ -54,28 +54,29 @@ class CheckedFile:
     entries: int
 
 
-def check_value(task: TaskSpec, example: Example, value: Any, path: Path, where: dict[str, Any],
-                value_field: str = "label") -> None:
-    """A prediction value must be what the leaderboard expects for the task's kind.
+def check_value(check: PredictionCheck, task: TaskSpec, example: Example, value: Any, path: Path,
+                where: dict[str, Any], value_field: str = "label") -> None:
+    """A prediction value must be what the leaderboard expects for the task's kind: ``check`` is the kind's
+    ``check_prediction`` (:func:`prediction_check`), so a kind a plugin brings is checked as the built-in
+    three are.
 
     ``value_field`` is the name the file gives the value (``label`` in leaderboard files,
     ``prediction`` in a run's own predictions), so the message names the field the user sees.
     """
-    if isinstance(example, ClassificationExample):
-        if not isinstance(value, str):
-            hint = ""
-            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(task.labels):
-                hint = f" (a class index? the leaderboard wants label strings such as {task.labels[value]!r})"
-            raise InputError(path, f"expected a label string, got {json.dumps(value)}{hint}", field=value_field,
-                             **where)
-        if task.labels and value not in task.labels:
-            raise InputError(path, f"{value!r} is not a label of {task.name}", field=value_field, **where)
-    elif isinstance(example, MultipleChoiceExample):
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(example.choices):
-            raise InputError(path, f"expected a choice index 0..{len(example.choices) - 1}, got {json.dumps(value)}",
-                             field=value_field, **where)
-    elif isinstance(example, SpanExample) and not isinstance(value, str):
-        raise InputError(path, f"expected an answer string, got {json.dumps(value)}", field=value_field, **where)
+    problem = check(task, example, value)
+    if problem is not None:
+        raise InputError(path, str(problem), field=value_field, **where)
+
+
+def prediction_check(kernel: Registry, task: TaskSpec) -> PredictionCheck:
+    """The ``check_prediction`` of ``task``'s kind, imported now; one that cannot be is one line naming it."""
+    ref = kernel.kind(task.kind).check_prediction
+    try:
+        check = resolve(ref)
+    except Exception as exc:  # a kind's plugin is broken: its ref, not a traceback
+        raise ClueError(f"kind {task.kind!r}: check_prediction {ref} could not be loaded "
+                        f"({type(exc).__name__}: {exc})") from None
+    return check  # type: ignore[no-any-return]
 
 
 def match_entries(
@@ -84,6 +85,7 @@ def match_entries(
     entries: Sequence[tuple[ExampleId, Any]],
     path: Path,
     *,
+    kernel: Registry,
     ordered: bool,
     allow_missing: bool = False,
     gold_name: str = "the test file",
@@ -98,9 +100,11 @@ def match_entries(
     ``allow_missing`` (the official CMRC2018 script scores them 0). ``exact_id_types``
     insists that an ordered file echoes ids with the test file's own JSON type (``0``, not ``"0"``).
     ``line_based`` (default: ``ordered``) says whether entries are lines of the file, so
-    messages name the line; otherwise they name the entry by its id.
+    messages name the line; otherwise they name the entry by its id. Each value is checked by the
+    task's kind in ``kernel`` (:func:`check_value`).
     """
     line_based = ordered if line_based is None else line_based
+    check = prediction_check(kernel, task)
     if ordered and not allow_missing:
         if len(entries) != len(examples):
             raise InputError(path, f"has {len(entries)} lines for {len(examples)} examples in {gold_name}"
@@ -112,7 +116,7 @@ def match_entries(
             if exact_id_types and type(entry_id) is not type(example.id):
                 raise InputError(path, f"id {json.dumps(entry_id)} where {gold_name} has {json.dumps(example.id)} "
                                  "(echo the file's own id, with its type)", line=line, field="id")
-            check_value(task, example, value, path, {"line": line}, value_field)
+            check_value(check, task, example, value, path, {"line": line}, value_field)
         return [value for _, value in entries]
     by_id: dict[str, Any] = {}
     for position, (entry_id, value) in enumerate(entries, start=1):
@@ -133,7 +137,7 @@ def match_entries(
             missing.append(example.id)
             values.append(None)
             continue
-        check_value(task, example, found[0], path, found[1], value_field)
+        check_value(check, task, example, found[0], path, found[1], value_field)
         values.append(found[0])
     if missing and not allow_missing:
         raise InputError(path, f"no prediction for {len(missing)} of {len(examples)} examples, first id {missing[0]!r}")
@@ -304,7 +308,7 @@ def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
             raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
         examples = read_split(task, folder, version.split, manifest.settings).examples
         entries = read(path)
-        match_entries(task, examples, entries, path, ordered=writer.ordered, exact_id_types=True,
+        match_entries(task, examples, entries, path, kernel=kernel, ordered=writer.ordered, exact_id_types=True,
                       gold_name=f"{task.name} test {version.version}")
         checked.append(CheckedFile(task.name, version.version, version.submission_file, path, len(entries)))
     return checked
