@@ -282,3 +282,48 @@ def test_a_source_filename_that_is_no_plain_name_is_refused_before_any_request(
     assert result.output == (f"error: task afqmc: its source's filename {filename!r} is not a plain file name "
                              "(the file under the cache's downloads/)\n")
     assert requests == [] and not list(tmp_path.rglob("escaped*"))
+
+
+def test_a_checksum_mismatch_is_one_line_and_keeps_nothing(run_cli, isolated_kernel, tmp_path: Path,
+                                                           monkeypatch) -> None:
+    tampered = task_for("afqmc", "afqmc_public.zip", AFQMC_ZIP, sha256="0" * 64)
+
+    class Tasks:
+        @hookimpl
+        def clue_tasks(self) -> list:
+            return [registered(tampered)]
+
+    isolated_kernel.register(Tasks(), "test-tasks")
+    monkeypatch.setattr(download_module, "BACKOFF_SECONDS", 0.0)
+    with LocalServer({"afqmc_public.zip": AFQMC_ZIP}) as server:
+        monkeypatch.setenv("CLUE_DATA_URL", server.url)
+        result = run_cli("download", "afqmc", kernel=isolated_kernel)
+    home = tmp_path / "clue-home"
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert result.output.endswith(f"sha256 mismatch: expected {'0' * 64}, got {AFQMC.source.sha256}; "
+                                  "the file was deleted\n")
+    assert listing(home / "downloads") == listing(home / "data") == listing(home / "locks") == []
+
+
+# ------------------------------------------------------------------ without clue-data
+
+
+def test_info_without_a_fetcher_says_what_to_install(run_cli, monkeypatch) -> None:
+    monkeypatch.setenv("CLUE_DISABLE_PLUGINS", "clue-data")
+    shown = run_cli("info", "afqmc")
+    assert shown.exit_code == 0, shown.output
+    assert "  cached:           no (to fetch it: pip install ./plugins/clue-data)" in shown.output.splitlines()
+    as_json = run_cli("info", "afqmc", "--json")
+    assert as_json.exit_code == 0 and '"cached": null' in as_json.output
+
+
+@pytest.mark.parametrize("args", [["--help"], ["download", "--help"], ["list", "fetchers"], ["info", "afqmc"]])
+def test_help_and_listing_load_no_downloader(args: list[str], tmp_path: Path) -> None:
+    code = ("import sys\nfrom clue_core.cli import cli\n"
+            f"try:\n    cli.main({args!r}, prog_name='clue-core')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('urllib.request', 'http.client', 'clue_data.download') if m in sys.modules),"
+            " file=sys.stderr)")
+    env = {**os.environ, "CLUE_HOME": str(tmp_path / "home")}
+    env.pop("CLUE_DISABLE_PLUGINS", None)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
