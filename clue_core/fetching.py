@@ -6,6 +6,9 @@ official archives into the cache); the kernel only needs a folder. When the user
 the one ``$CLUE_FETCHER`` names when several are (a mirror of a third party's beside clue-data:
 choosing silently by install order would read files from a source the user did not pick) — and
 :func:`fetch` asks it for the folder. No fetcher installed is one line saying what to do.
+A fetcher is somebody else's code: whatever it raises or returns that is no folder holding the
+task's files is one :class:`PluginError` line naming it (and its plugin, given the kernel's
+``owner`` map), so a user is never shown a traceback or a folder they never chose.
 A leaf (errors and specs only), so the kernel, the data lookup and planning all import it.
 """
 
@@ -72,10 +75,15 @@ def who(fetcher: FetcherSpec, owners: Owners | None = None) -> str:
     return f"fetcher {fetcher.name}" + (f" (plugin {owner})" if owner and owner != fetcher.name else "")
 
 
+def _shown(ref: Ref) -> str:
+    """A fetcher's function as a message names it: its ``module:attr``, or a callable's own name."""
+    return ref if isinstance(ref, str) else str(getattr(ref, "__qualname__", repr(ref)))
+
+
 def _call(fetcher: FetcherSpec, ref: Ref, owners: Owners | None, *args: object, **kwargs: object) -> object:
     """Call a fetcher's function: somebody else's code, so whatever it raises (but a one-line
     :class:`ClueError` of its own, or Ctrl-C) is one line naming it, never a traceback."""
-    shown = ref if isinstance(ref, str) else getattr(ref, "__qualname__", repr(ref))
+    shown = _shown(ref)
     try:
         function = resolve(ref)
     except Exception as exc:  # a broken plugin is one line naming it
@@ -91,8 +99,7 @@ def _call(fetcher: FetcherSpec, ref: Ref, owners: Owners | None, *args: object, 
 def _path(fetcher: FetcherSpec, ref: Ref, value: object, owners: Owners | None) -> Path:
     if isinstance(value, (str, os.PathLike)) and str(value):
         return Path(value)
-    shown = ref if isinstance(ref, str) else getattr(ref, "__qualname__", repr(ref))
-    raise PluginError(f"{who(fetcher, owners)}: {shown} returned {value!r}, not a folder")
+    raise PluginError(f"{who(fetcher, owners)}: {_shown(ref)} returned {value!r}, not a folder")
 
 
 def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owners | None = None) -> Path:
@@ -101,9 +108,8 @@ def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owner
     naming the fetcher (the reader's own line would name a folder the user never chose)."""
     folder = _path(fetcher, fetcher.fetch, _call(fetcher, fetcher.fetch, owners, task, progress=progress), owners)
     if not folder.is_dir():
-        shown = fetcher.fetch if isinstance(fetcher.fetch, str) else getattr(fetcher.fetch, "__qualname__", "fetch")
         what = "a file" if folder.exists() else "nothing is there"
-        raise PluginError(f"{who(fetcher, owners)}: {shown} returned {folder}, not a folder: {what}")
+        raise PluginError(f"{who(fetcher, owners)}: {_shown(fetcher.fetch)} returned {folder}, not a folder: {what}")
     if task.data_files and not any(_holds(folder, name) for name in task.data_files):
         raise PluginError(f"{who(fetcher, owners)}: {folder} holds none of {task.name}'s files "
                           f"({', '.join(task.data_files)})")
