@@ -139,8 +139,10 @@ def submit(run_dirs: Sequence[PathLike], output: PathLike, *, force: bool = Fals
 
     if check_path("output", output) is None:
         raise ArgumentError("output: expected the path of the zip to write (str or os.PathLike), got None")
-    kernel = _kernel(kernel)
     run_paths, force = paths("run_dirs", run_dirs), check_flag("force", force)
+    if not run_paths:  # the command wants one RUN_DIR at least
+        raise ArgumentError("run_dirs: expected at least one run folder, got none")
+    kernel = _kernel(kernel)
     return _command_api(kernel, "submit")(kernel, run_paths, Path(output), force=force)
 
 

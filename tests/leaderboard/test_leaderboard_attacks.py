@@ -183,3 +183,28 @@ def test_a_third_party_submit_is_the_error_on_its_own_row(monkeypatch: pytest.Mo
     assert kernel.owner[("commands", "submit")] == kernel.owner[("commands", "evaluate")] == "clue-leaderboard"
     with pytest.raises(ClueError, match="no such run directory"):  # the leaderboard's check, not the third party's
         api.submit([tmp_path / "nowhere"], tmp_path / "s.zip", kernel=kernel)
+
+
+# -- what submit is given -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run_dirs", [[], ()], ids=["list", "tuple"])
+def test_api_submit_of_no_run_folder_names_the_argument(kernel, tmp_path: Path, run_dirs) -> None:
+    """The command wants one RUN_DIR at least; the function said 'no leaderboard files to submit in ' (sic)."""
+    from clue_core.config import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"^run_dirs: expected at least one run folder, got none$"):
+        api.submit(run_dirs, tmp_path / "s.zip", kernel=kernel)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_holding_only_an_interrupted_run_says_so(run_cli, kernel, afqmc_run: Path, tmp_path: Path) -> None:
+    """A run killed mid-way leaves ``.<task>.staging``, which submit rightly skips: the line says it is there."""
+    import shutil
+
+    folder = tmp_path / "killed"
+    shutil.copytree(afqmc_run, folder / ".afqmc.staging")
+    line = _one_line(run_cli("submit", folder, "-o", tmp_path / "s.zip", kernel=kernel))
+    assert line == (f"error: {folder}: not a run directory (no manifest.json in it or its sub-folders; "
+                    ".afqmc.staging holds a run that did not finish: continue it with clue-core run --resume)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["killed"]
