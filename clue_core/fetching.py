@@ -121,6 +121,8 @@ def _holds(folder: Path, name: str) -> bool:
     Only a folder with none of the task's files is the wrong one: some may be optional (a test version)."""
     from clue_core.archive import is_junk  # zipfile: not at start-up, which imports this module
 
+    if (folder / name).is_file():  # the usual layout: no walk through a large folder
+        return True
     return any(path.is_file() and not is_junk(path.relative_to(folder)) for path in folder.rglob(name))
 
 
