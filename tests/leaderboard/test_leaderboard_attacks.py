@@ -208,3 +208,17 @@ def test_a_folder_holding_only_an_interrupted_run_says_so(run_cli, kernel, afqmc
     assert line == (f"error: {folder}: not a run directory (no manifest.json in it or its sub-folders; "
                     ".afqmc.staging holds a run that did not finish: continue it with clue-core run --resume)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["killed"]
+
+
+# -- names people chose, on the terminal --------------------------------------------------------------
+
+
+def test_the_zips_name_is_printed_with_its_control_characters_escaped(run_cli, kernel, afqmc_run: Path,
+                                                                      tmp_path: Path) -> None:
+    """writing-a-plugin.md: a click.echo of a plugin's own goes through printable (the table did; 'wrote' did not)."""
+    output = tmp_path / "\x1b[2Jred.zip"
+    result = run_cli("submit", afqmc_run, "-o", output, kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and f"wrote {tmp_path}/\\x1b[2Jred.zip (1 files)" in result.output
+    assert output.is_file()
+

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from clue_core.plugin import ClueError, Registry, format_table
+from clue_core.plugin import ClueError, Registry, format_table, printable
 
 
 def _kernel(ctx: click.Context) -> Registry:
@@ -71,4 +71,4 @@ def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: 
     checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force)
     click.echo(format_table([["file", "task", "test version", "entries"]]
                             + [[c.name, c.task, c.version, str(c.entries)] for c in checked]))
-    click.echo(f"wrote {output} ({len(checked)} files)")
+    click.echo(f"wrote {printable(output)} ({len(checked)} files)")  # a name with ESC shown as \x1b
