@@ -157,8 +157,8 @@ def _command_api(kernel: Kernel, name: str) -> Callable[..., Any]:
 
     spec = kernel.commands.get(name)
     if spec is None:
-        from clue_core.cli import PLUGIN_HOMES
         from clue_core.commands import missing_command
+        from clue_core.kernel import PLUGIN_HOMES
 
         stand_in = missing_command(kernel, name, PLUGIN_HOMES.get(name))
         if stand_in is not None and stand_in.callback is not None:
@@ -215,8 +215,8 @@ def invoke_command(kernel: Kernel | None, name: str, args: Sequence[str]) -> str
         raise ArgumentError(f"args: expected a list of argument texts, got {type(args).__name__} {args!r:.60}")
     kernel = _kernel(kernel)
     if name not in kernel.commands and name not in cli.commands:
-        from clue_core.cli import PLUGIN_HOMES
         from clue_core.commands import missing_command
+        from clue_core.kernel import PLUGIN_HOMES
 
         if missing_command(kernel, name, PLUGIN_HOMES.get(name)) is None:
             raise ClueError(f"unknown command {name!r}")

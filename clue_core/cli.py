@@ -16,16 +16,10 @@ import click
 
 from clue_core import __version__
 from clue_core.errors import ClueError
-from clue_core.kernel import Kernel
+from clue_core.kernel import PLUGIN_HOMES, Kernel
 from clue_core.table import printable
 
 LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections", "fetchers", "kinds")
-
-
-#: Commands that plugins of this project provide, and the plugin to install for each.
-PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
-                "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard",
-                "download": "clue-data"}
 
 
 class ClueGroup(click.Group):

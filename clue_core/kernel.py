@@ -45,6 +45,13 @@ HOOKS: dict[str, tuple[str, type, str]] = {
 #: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
 BUILTIN_COMMANDS = frozenset({"list", "info", "check", "run"})
 
+#: Commands that plugins of this project provide, and the plugin to install for each. Those plugins
+#: load right after the built-in one, so a third party registering ``submit`` is the error on its own
+#: row whatever its name (plugins load by name and the first to register a name keeps it).
+PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
+                "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard",
+                "download": "clue-data"}
+
 
 HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}
 
@@ -114,11 +121,14 @@ class Kernel:
     # -- discovery ---------------------------------------------------------------------
 
     def load_entrypoints(self) -> None:
-        """Load every ``clue_core`` entry point (built-in first, then by name), then check the specs."""
+        """Load every ``clue_core`` entry point (built-in first, then the homes of this project's plugin
+        commands, then by name), then check the specs."""
         from importlib.metadata import entry_points
 
         seen: set[str] = set()
-        points = sorted(entry_points(group=hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
+        homes = set(PLUGIN_HOMES.values())
+        points = sorted(entry_points(group=hookspecs.NAME),
+                        key=lambda ep: (ep.name != "builtin", ep.name not in homes, ep.name))
         for point in points:
             if point.name in seen:  # two distributions claiming one plugin name: the first wins
                 continue
