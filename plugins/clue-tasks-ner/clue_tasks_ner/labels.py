@@ -1,0 +1,16 @@
+"""CLUENER2020's ten entity types, in the order of the official ``score.py`` (and of its mean).
+
+The data and the scorer spell ``government``; the archive's example submission and README spell
+``goverment``, which the submission reader accepts as an alias (with a warning).
+"""
+
+from __future__ import annotations
+
+TYPES = ("address", "book", "company", "game", "government", "movie", "name", "organization", "position", "scene")
+
+#: Misspellings seen in official material -> the type they mean.
+ALIASES = {"goverment": "government"}
+
+#: Every total the ``cluener2020`` metric returns: the official mean, each type's P/R/F1, the exact micro scores.
+METRIC_TOTALS = ("macro_f1", *(f"{m}_{kind}" for kind in TYPES for m in ("precision", "recall", "f1")),
+                 "micro_precision_exact", "micro_recall_exact", "micro_f1_exact")
