@@ -217,3 +217,29 @@ def test_the_zips_name_is_printed_with_its_control_characters_escaped(run_cli, k
     assert "\x1b" not in result.output and f"wrote {tmp_path}/\\x1b[2Jred.zip (1 files)" in result.output
     assert output.is_file()
 
+
+def test_a_run_on_a_relative_data_dir_submitted_from_elsewhere_says_where_to_run(
+        run_cli, kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest records ``--data-dir data`` as given (relative to where the run started, which it does
+    not record): submit from another folder said the test data 'is gone' while it was there."""
+    import shutil
+
+    from clue_core.plugin import resolve_task_data
+
+    project = tmp_path / "project"
+    shutil.copytree(resolve_task_data(kernel.task("afqmc"), sample=True), project / "data" / "afqmc")
+    monkeypatch.chdir(project)
+    [record] = api.run(["afqmc"], model="baseline", data_dir="data", output_dir="runs", kernel=kernel, echo=None)
+    recorded = record.manifest.source["data_dir"]
+    assert not Path(recorded).is_absolute()  # if the record ever holds an absolute path, this test has no case
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run_dir = project / "runs" / "afqmc"
+    line = _one_line(run_cli("submit", run_dir, "-o", "s.zip", kernel=kernel))
+    assert line == (f"error: {run_dir}: the test data it was run on ({recorded}) is a path relative to the "
+                    f"folder the run was started in, not found from {elsewhere}; run submit from that folder")
+    assert list(elsewhere.iterdir()) == []
+    monkeypatch.chdir(project)
+    result = run_cli("submit", run_dir, "-o", "s.zip", kernel=kernel)
+    assert result.exit_code == 0, result.output

@@ -231,6 +231,9 @@ def test_data_dir(task: TaskSpec, manifest: Manifest, run_dir: Path) -> Path:
         raise InputError(run_dir / MANIFEST, "names no data folder, so its files cannot be checked against the "
                          "test data they answer", field="data.data_dir")
     folder = Path(source["data_dir"])
+    if not folder.is_dir() and not folder.is_absolute():  # --data-dir as given, relative to a folder not recorded
+        raise ClueError(f"{run_dir}: the test data it was run on ({folder}) is a path relative to the folder the "
+                        f"run was started in, not found from {Path.cwd()}; run submit from that folder")
     if not folder.is_dir():
         raise ClueError(f"{run_dir}: the test data it was run on ({folder}) is gone; cannot check its files")
     return folder
