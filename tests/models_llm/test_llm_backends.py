@@ -284,3 +284,22 @@ def test_llm_tiny_keys_are_the_formula_they_always_were(kernel, tmp_path) -> Non
     with sqlite3.connect(path) as connection:
         keys = [row[0] for row in connection.execute("SELECT key FROM results")]
     assert keys == [hashlib.sha256(text.encode()).hexdigest()]
+
+
+def test_recorded_answers_go_through_the_protocol(kernel, tmp_path) -> None:
+    """answers:<file> is a backend like any other: the LLM learner itself, each prompt an Asked naming its
+    question, the record's answer or 'missing' reported through done (no learner subclass, no private hook)."""
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"id": "a", "answer": "相同"}\n{"id": "z", "answer": "不同"}\n', encoding="utf-8")
+    learner = create.answers(str(path), kernel.task("afqmc"), {})
+    assert type(learner) is LLMLearner and isinstance(learner.backend, Backend)
+    learner.fit([], [], context(kernel, None))
+    assert learner.description.computed is False
+    first, second = learner.predict(EXAMPLES)
+    assert (first.value, first.raw["answer"], first.raw["recorded"]) == ("1", "相同", {"line": 1, "record": 1,
+                                                                                        "match": "id"})
+    assert second.value is None and second.raw["missing"] is True and second.raw["recorded"] is None
+    info = learner.run_info()
+    assert "cache" not in info and list(info)[-1] == "recorded"
+    assert {k: info["recorded"][k] for k in ("questions", "matched_by_id", "missing", "unmatched_records")} == {
+        "questions": 2, "matched_by_id": 1, "missing": 1, "unmatched_records": 1}
