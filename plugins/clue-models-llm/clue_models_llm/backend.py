@@ -41,9 +41,12 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from clue_core.plugin import ClueError, RunContext, Setting
+
+if TYPE_CHECKING:
+    from clue_models_llm.catalogue import CatalogueEntry
 
 #: ``done(entries)``: the answers of some requests, by their index in the call's list.
 Done = Callable[[Mapping[int, dict[str, Any]]], None]
@@ -194,7 +197,7 @@ class BackendInfo:
     argument: str = ""
     check: Callable[[Mapping[str, Any]], None] | None = None
     fixed: Mapping[str, Any] = field(default_factory=dict)
-    catalogue: tuple[Any, ...] = ()
+    catalogue: tuple[CatalogueEntry, ...] = ()
     size_class: str = ""
 
     def backend_class(self) -> type:
