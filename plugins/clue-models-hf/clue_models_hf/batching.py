@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from clue_models_hf.ner_tags import IGNORE
+
 
 class LengthGroupedBatches:
     """Shuffled batches of similar lengths; the same ``(seed, epoch)`` gives the same batches.
@@ -94,6 +96,9 @@ class Collator:
             batch["token_type_ids"] = _pad([item["token_type_ids"] for item in items], 0, self.multiple)
         if "label" in items[0]:
             batch["labels"] = torch.as_tensor([item["label"] for item in items])
+        for name in ("tags", "start_tags", "end_tags"):  # entity spans: per-token labels, padding ignored
+            if name in items[0]:
+                batch[name] = _pad([item[name] for item in items], IGNORE, self.multiple)
         if "start_position" in items[0]:
             batch["start_positions"] = torch.as_tensor([item["start_position"] for item in items])
             batch["end_positions"] = torch.as_tensor([item["end_position"] for item in items])

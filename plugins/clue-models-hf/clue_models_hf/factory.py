@@ -3,7 +3,8 @@
 ``settings`` holds the values of the model's declared settings (:mod:`clue_models_hf.settings`),
 already converted and bounded by the kernel; only checks across settings remain here. The
 ``method`` setting picks the learner: a task head (:class:`HFLearner`) or PET's masked-LM
-scoring (:class:`~clue_models_hf.pet_learner.PetLearner`); a folder saved by a PET run is a
+scoring (:class:`~clue_models_hf.pet_learner.PetLearner`); entity-spans tasks get the NER heads
+(:class:`~clue_models_hf.ner_learner.EntityLearner`, by the kind's name); a folder saved by a PET run is a
 PET model whatever ``method`` says, since it has no task head to predict with.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from clue_core.plugin import ClueError, TaskSpec
 from clue_models_hf.learner import TINY_SOURCE, HFLearner
 from clue_models_hf.loading import read_model_file
+from clue_models_hf.ner_tags import ENTITY_SPANS
 from clue_models_hf.settings import COMMON, TINY, complete, cross_check
 
 
@@ -27,6 +29,10 @@ def _learner(task: TaskSpec, source: str, values: dict[str, Any]) -> HFLearner:
         cross_check(values, task.kind)
         return PetLearner(task, source, values)
     cross_check(values, task.kind)
+    if task.kind == ENTITY_SPANS:
+        from clue_models_hf.ner_learner import EntityLearner
+
+        return EntityLearner(task, source, values)
     return HFLearner(task, source, values)
 
 

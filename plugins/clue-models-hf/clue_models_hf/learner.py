@@ -126,7 +126,7 @@ class HFLearner:
                                 f"{self.labels}; train it on this task first")
             trust = self.settings.trust_remote_code
             self.tokenizer = loading.load_tokenizer(self.source, trust, self.local_only)
-            self.model = loading.load_head(self.source, self.kind, self.labels, trust, self.local_only)
+            self.model = loading.load_head(self.source, self.kind, self._head_labels(), trust, self.local_only)
         if self.kind == SPAN and not getattr(self.tokenizer, "is_fast", True):
             raise ClueError(f"{self.source}: span extraction needs a fast tokenizer with character offsets")
 
@@ -159,7 +159,18 @@ class HFLearner:
                                          with_labels)
         return encoding.encode_choices(self.tokenizer, examples, self.max_length, with_labels)
 
-    # ---- what a method changes (clue_models_hf.pet_learner overrides these) ----------------
+    # ---- what a method or kind changes (pet_learner and ner_learner override these) --------
+    def _texts(self, examples: Sequence[Example]) -> list[str]:
+        """Every text the tokenizer will see (the offline backbone's vocabulary comes from them)."""
+        return texts_of(examples)
+
+    def _has_gold(self, example: Example) -> bool:
+        return _has_gold(example)
+
+    def _head_labels(self) -> list[str]:
+        """The head's output classes as ``config.id2label`` names them (a classifier's: its labels)."""
+        return self.labels
+
     @property
     def forward_kind(self) -> str:
         """The batches' kind for ``heads.forward``: the example kind, for a task head."""
@@ -192,12 +203,12 @@ class HFLearner:
         if self.kind == CLASSIFICATION and not self.labels:
             self.labels = sorted({e.label for e in train if e.label is not None})
         self.accelerator = make_accelerator(self.settings, output_dir)
-        self._build(texts_of(train))
+        self._build(self._texts(train))
         self._ensure_accelerator()
         features = self._encode(train, with_labels=True)
         for note in features.notes:
             self._log(f"train: {note}")
-        dev_gold = [e for e in dev if _has_gold(e)]
+        dev_gold = [e for e in dev if self._has_gold(e)]
         evaluate: Callable[[], dict[str, float]] | None = None
         if dev_gold:
             dev_features = self._encode(dev, with_labels=False)  # once, not at every evaluation
@@ -213,7 +224,7 @@ class HFLearner:
 
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
         if self.model is None:
-            self._build(texts_of(examples))
+            self._build(self._texts(examples))
         return self._predict(examples)
 
     def save(self, directory: Path) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from clue_core.plugin import CLASSIFICATION, SPAN, ClueError, Setting
+from clue_models_hf.ner_tags import ENTITY_SPANS, HEADS, SPAN_HEAD
 
 MIXED_PRECISION = ("no", "bf16", "fp16")
 #: Scaled epochs never exceed this (CLUEWSC2020's reference is already 50).
@@ -68,6 +69,10 @@ COMMON: tuple[Setting, ...] = (
               "task prompt's verbalizers at [MASK] slots (classification tasks)", choices=("finetune", "pet"),
               report=True),
     _schedule("pet_instruction", bool, False, "method=pet: start the cloze with the prompt's instruction"),
+    _schedule("ner_head", str, SPAN_HEAD, "entity spans: span (start/end per type, CLUENER2020's strongest "
+              "baseline) or bio (B-/I-/O per token)", choices=HEADS),
+    _schedule("ner_stride", int, 32, "entity spans: tokens shared by consecutive windows of a text longer than "
+              "max_length", minimum=0),
 )
 
 #: Settings of the offline backbone ``hf-tiny`` only: its shape and vocabulary.
@@ -112,6 +117,8 @@ class Settings:
     progress: bool
     method: str
     pet_instruction: bool
+    ner_head: str
+    ner_stride: int
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> Settings:
@@ -159,6 +166,9 @@ def cross_check(values: Mapping[str, Any], kind: str) -> None:
         raise ClueError(f"setting 'doc_stride' ({values['doc_stride']}) must be smaller than max_length - "
                         f"max_query_length ({values['max_length']} - {values['max_query_length']}) minus the "
                         f"tokenizer's special tokens")
+    if kind == ENTITY_SPANS and values["ner_stride"] >= values["max_length"] - 2:
+        raise ClueError(f"setting 'ner_stride' ({values['ner_stride']}) must be smaller than max_length "
+                        f"({values['max_length']}) minus the tokenizer's special tokens")
     if "tiny_num_heads" in values and values["tiny_hidden_size"] % values["tiny_num_heads"]:
         raise ClueError(f"setting 'tiny_num_heads' ({values['tiny_num_heads']}) must divide tiny_hidden_size "
                         f"({values['tiny_hidden_size']})")
