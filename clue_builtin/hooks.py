@@ -32,7 +32,8 @@ def clue_kinds() -> list[KindSpec]:
         KindSpec(SPAN, "a question answered by a span of its context (SQuAD style)",
                  "clue_core.plugin:SpanExample", "an answer text",
                  "clue_builtin.kinds:span_prediction", "clue_builtin.kinds:check_span",
-                 gold="answers", prompt_fields=("context", "question", "title")),
+                 gold="answers", prompt_fields=("context", "question", "title"),
+                 record_gold="clue_builtin.kinds:answer_texts"),
         # ``choices`` is a prompt field a model renders itself (a numbered list)
         KindSpec(MULTIPLE_CHOICE, "a question with a variable number of choices, one of them right",
                  "clue_core.plugin:MultipleChoiceExample", "a choice index",

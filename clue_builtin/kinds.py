@@ -71,3 +71,9 @@ def choice_prediction(task: TaskSpec, example: MultipleChoiceExample, value: Any
 def span_prediction(task: TaskSpec, example: SpanExample, value: Any) -> str | None:
     """A span prediction is the answer's text."""
     return None if isinstance(value, str) else f"expected an answer string, got {json.dumps(value)}"
+
+
+def answer_texts(answers: tuple[tuple[str, int | None], ...]) -> list[str]:
+    """A span question's gold as its run's prediction records write it: the answers' texts, without
+    their offsets (what a reader of ``predictions/dev.jsonl`` compares an answer text with)."""
+    return [text for text, _ in answers]

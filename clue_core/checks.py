@@ -151,8 +151,8 @@ def _prompt_problems(task: TaskSpec, allowed: set[str]) -> list[str]:
     return problems
 
 
-def _kind_problems(kind: Any) -> list[str]:  # gold: an attribute name or a reference; check_example: optional
-    refs = [name for name in ("example", "check_prediction", "check_example", "gold")
+def _kind_problems(kind: Any) -> list[str]:  # gold: an attribute or a reference; check_example, record_gold: optional
+    refs = [name for name in ("example", "check_prediction", "check_example", "gold", "record_gold")
             if getattr(kind, name) is not None and not (name == "gold" and str(kind.gold).isidentifier())]
     return _tuple_problems(kind) + [f"{name} must be 'module:attr', got {getattr(kind, name)!r}" for name in refs
                                     if not _is_ref(getattr(kind, name))]

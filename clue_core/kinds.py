@@ -41,9 +41,11 @@ class KindSpec(SpecMixin):
     ``check_example(task, example)`` returns ``(field, message)`` for an example that breaks the
     kind's contract (a label not among the task's labels), or None. ``gold`` is the attribute
     holding an example's gold value (``"label"``), or ``"module:attr"`` of ``gold(example)``.
-    ``prompt_fields`` are the example fields a task's prompt template may name; ``open`` marks
-    examples scored without gold (open questions judged by a rubric): a split none of whose
-    examples has gold is then still scored.
+    ``record_gold`` is ``"module:attr"`` of ``record_gold(gold) -> JSON value``: the gold as a run's
+    prediction records write it beside each prediction (span answers as their texts, without their
+    offsets); by default the gold value as it is. ``prompt_fields`` are the example fields a task's
+    prompt template may name; ``open`` marks examples scored without gold (open questions judged by
+    a rubric): a split none of whose examples has gold is then still scored.
     """
 
     name: str
@@ -55,6 +57,7 @@ class KindSpec(SpecMixin):
     gold: str = "label"
     prompt_fields: tuple[str, ...] = ()
     open: bool = False
+    record_gold: Ref | None = None
 
 
 def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
@@ -153,3 +156,13 @@ def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
         found = _match(kind)
     _BY_TYPE[kind] = found  # None too: a metric asking gold_of of a foreign object pays the search once
     return found
+
+
+def recorded_gold(example: Any) -> Any:
+    """The example's gold as a prediction record holds it (its kind's ``record_gold``), or None
+    without gold: the record writer asks the kind, so no kind's shape is written in the kernel."""
+    found = spec_for(example)
+    gold = None if found is None else found[1](example)
+    if gold is None or found is None or found[0].record_gold is None:
+        return gold
+    return resolve(found[0].record_gold)(gold)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from clue_core import __version__
 from clue_core.atomic import write_json, write_jsonl
 from clue_core.errors import ClueError
-from clue_core.examples import Example, MetricResult, Prediction, gold_of
+from clue_core.examples import Example, MetricResult, Prediction
+from clue_core.kinds import recorded_gold
 from clue_core.record import MANIFEST, METRICS, RUN_SCHEMA, Manifest, Metrics, prediction_file
 from clue_core.rundir import SUBMISSION_DIR, remove_path
 from clue_core.settings import redact_command
@@ -47,9 +48,9 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
     records = []
     for index, (example, prediction) in enumerate(zip(examples, predictions)):
         record: dict[str, Any] = {"id": example.id, "prediction": prediction.value}
-        gold = gold_of(example)
+        gold = recorded_gold(example)  # as the example's kind records it (span answers: their texts)
         if gold is not None:
-            record["gold"] = [text for text, _ in gold] if isinstance(gold, tuple) else gold
+            record["gold"] = gold
         if prediction.scores is not None:
             record["scores"] = [round(float(s), 6) for s in prediction.scores]
         if prediction.raw is not None:

@@ -48,3 +48,33 @@ def test_a_kernel_declares_the_kinds_it_checked(isolated_kernel: Kernel) -> None
 
 def test_an_object_of_no_kind_has_no_gold() -> None:
     assert gold_of(object()) is None and gold_of(object()) is None  # the second ask is the cached answer
+
+
+def test_a_prediction_record_holds_the_gold_as_its_kind_records_it(isolated_kernel: Kernel) -> None:
+    from clue_core.examples import Prediction, SpanExample
+    from clue_core.record_write import prediction_records
+
+    span = SpanExample("q1", "context", "question", answers=(("58平方公里", 3), ("约为58平方公里", 1)))
+    label = ClassificationExample(2, "text", label="1")
+    records = prediction_records([span, label], [Prediction("q1", "58"), Prediction(2, "0")])
+    # the span kind's record_gold keeps the texts; a kind without one records its gold as it is
+    assert [r["gold"] for r in records] == [["58平方公里", "约为58平方公里"], "1"]
+    spec = isolated_kernel.kind("span")
+    try:  # the record is the kind's to write: without record_gold the (text, offset) pairs are kept as they are
+        kinds.declare([dataclasses.replace(spec, record_gold=None)])
+        assert prediction_records([span], [Prediction("q1", "58")])[0]["gold"] == span.answers
+    finally:
+        kinds.declare([spec])
+
+
+def test_a_kinds_record_gold_must_be_a_reference(isolated_kernel: Kernel) -> None:
+    from clue_core.plugin import KindSpec, hookimpl
+
+    class BadKind:
+        @hookimpl
+        def clue_kinds(self) -> list[KindSpec]:
+            return [KindSpec("odd", "an odd kind", "clue_core.plugin:SpanExample", "a text",
+                             "clue_builtin.kinds:span_prediction", record_gold="texts")]
+
+    info = isolated_kernel.register(BadKind(), "bad-kind")
+    assert info.status == "error" and "record_gold must be 'module:attr', got 'texts'" in str(info.error)

@@ -90,7 +90,7 @@ def test_the_kinds_spec_is_what_the_kernel_asks(kernel: Kernel, tagging: ModuleT
 
     task, kind = kernel.task("toy-names"), kernel.kind("tagging")
     example = Tagged(1, tuple("张三"), ("B", "I"))
-    assert gold_of(example) == ["B", "I"] and gold_of(Tagged(2, ("张",))) is None
+    assert gold_of(example) == ("B", "I") and gold_of(Tagged(2, ("张",))) is None
     from clue_core.plugin import resolve
 
     check = resolve(kind.check_prediction)
