@@ -58,7 +58,7 @@ def span_problem(labels: tuple[str, ...], text: str, span: Any) -> str | None:
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)):
         return f"expected integer offsets, got {json.dumps([start, end], ensure_ascii=False, default=str)}"
     if not 0 <= start < end <= len(text):
-        return f"span [{start}, {end}) of {kind} is not inside the text (length {len(text)})"
+        return f"span [{start}, {end}) of {kind} (end exclusive) is not inside the text (length {len(text)})"
     return None
 
 
