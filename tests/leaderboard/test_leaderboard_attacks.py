@@ -201,7 +201,7 @@ def test_a_folder_holding_only_an_interrupted_run_says_so(run_cli, kernel, afqmc
     shutil.copytree(afqmc_run, folder / ".afqmc.staging")
     line = _one_line(run_cli("submit", folder, "-o", tmp_path / "s.zip", kernel=kernel))
     assert line == (f"error: {folder}: not a run directory (no manifest.json in it or its sub-folders; "
-                    ".afqmc.staging holds a run that did not finish: continue it with clue-core run --resume)")
+                    ".afqmc.staging holds a run that did not finish: continue with clue-core run --resume)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["killed"]
 
 
@@ -243,3 +243,21 @@ def test_a_run_on_a_relative_data_dir_submitted_from_elsewhere_says_where_to_run
     monkeypatch.chdir(project)
     result = run_cli("submit", run_dir, "-o", "s.zip", kernel=kernel)
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_interrupted_beside_finished_ones_is_named_as_left_out(run_cli, kernel, afqmc_run: Path,
+                                                                     tmp_path: Path) -> None:
+    """``clue-core run afqmc tnews -o runs`` killed during tnews: ``submit runs`` packs afqmc and said nothing of
+    tnews, whose board entry is then missing; the zip is still written, with a warning naming the folder."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(afqmc_run, runs / "afqmc")
+    shutil.copytree(afqmc_run, runs / ".tnews.staging")
+    result = run_cli("submit", runs, "-o", tmp_path / "s.zip", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert (f"warning: {runs}: .tnews.staging holds a run that did not finish, not in the zip (continue with "
+            "clue-core run --resume)\n") in result.output
+    assert "wrote" in result.output and "(1 files)" in result.output
+    alone = run_cli("submit", afqmc_run.parent, "-o", tmp_path / "t.zip", kernel=kernel)
+    assert alone.exit_code == 0 and "warning" not in alone.output, alone.output

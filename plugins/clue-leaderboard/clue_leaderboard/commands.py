@@ -66,9 +66,15 @@ def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Pa
 @click.pass_context
 def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: bool) -> None:
     """Check the submission files of runs against their test files and pack them into one zip."""
-    from clue_leaderboard.submission import build_submission
+    from clue_core.plugin import MANIFEST
+    from clue_leaderboard.submission import SELECTION, build_submission, unfinished_runs
 
     checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force)
+    for folder in dict.fromkeys(run_dirs):  # a folder of runs: an interrupted one is not packed, and says so
+        given_runs = (folder / MANIFEST).is_file() or (folder / SELECTION).is_file()
+        if not given_runs and (unfinished := unfinished_runs(folder)):
+            click.echo(f"warning: {printable(folder)}: {unfinished}, not in the zip (continue with "
+                       f"clue-core run --resume)", err=True)
     click.echo(format_table([["file", "task", "test version", "entries"]]
                             + [[c.name, c.task, c.version, str(c.entries)] for c in checked]))
     click.echo(f"wrote {printable(output)} ({len(checked)} files)")  # a name with ESC shown as \x1b

@@ -195,7 +195,9 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
             # .<task>.staging folders are runs being built (or interrupted, awaiting --resume), not runs
             children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
         if not children:
-            raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders{_unfinished(path)})")
+            unfinished = unfinished_runs(path)
+            hint = f"; {unfinished}: continue with clue-core run --resume" if unfinished else ""
+            raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders{hint})")
         for child in children:  # a run named twice (itself and its folder) is packed once
             if child.resolve() not in seen:
                 seen.add(child.resolve())
@@ -203,13 +205,12 @@ def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def _unfinished(folder: Path) -> str:
-    """The staging folders of runs killed (or still running) in ``folder``, for the line that finds no run there."""
+def unfinished_runs(folder: Path) -> str:
+    """``.tnews.staging holds a run that did not finish`` for the staging folders of runs killed (or still
+    running) in ``folder``, which are never packed; ``""`` where there are none."""
     staged = sorted(p.parent.name for p in folder.glob(f".*/{MANIFEST}"))
-    if not staged:
-        return ""
-    return (f"; {', '.join(staged)} {'holds a run' if len(staged) == 1 else 'hold runs'} that did not finish: "
-            f"continue {'it' if len(staged) == 1 else 'them'} with clue-core run --resume")
+    many = len(staged) > 1
+    return f"{', '.join(staged)} {'hold runs' if many else 'holds a run'} that did not finish" if staged else ""
 
 
 def complete_manifest(run_dir: Path) -> Manifest:
