@@ -194,8 +194,11 @@ def _command_problems(command: CommandSpec) -> list[str]:
 
 
 def _fetcher_problems(fetcher: Any) -> list[str]:
-    return [f"{name} must be 'module:attr', got {getattr(fetcher, name)!r}" for name in ("fetch", "location")
-            if (name == "fetch" or fetcher.location is not None) and not _is_ref(getattr(fetcher, name))]
+    problems = [f"{name} must be 'module:attr', got {getattr(fetcher, name)!r}" for name in ("fetch", "location")
+                if (name == "fetch" or fetcher.location is not None) and not _is_ref(getattr(fetcher, name))]
+    if not isinstance(fetcher.name, str) or not fetcher.name or any(c.isspace() or c == "," for c in fetcher.name):
+        problems.append(f"fetcher name must be one word ($CLUE_FETCHER names it), got {fetcher.name!r}")
+    return problems
 
 
 def _section_problems(section: ReportSectionSpec) -> list[str]:

@@ -134,7 +134,8 @@ def cli(ctx: click.Context, strict: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
-    """List plugins (default), tasks, models, metrics, submission writers, plugin commands or report sections."""
+    """List plugins (default), tasks, models, metrics, submission writers, plugin commands, report sections,
+    data fetchers or example kinds."""
     kernel = get_kernel(ctx)
     what = "report_sections" if what == "sections" else what
     if what == "plugins":

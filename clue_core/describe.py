@@ -81,7 +81,7 @@ def fetched_folder(kernel: Kernel, task: TaskSpec) -> Path | None:
     from clue_core.errors import DataError
 
     try:
-        return fetching.location(fetching.choose(task, kernel.fetchers), task)
+        return fetching.location(fetching.choose(task, kernel.fetchers), task, kernel.owner)
     except DataError:
         return None
 

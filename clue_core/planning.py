@@ -357,13 +357,14 @@ def model_loader(kernel: Kernel, task: TaskSpec, settings: ResolvedSettings) -> 
     return load
 
 
-def describe_data(task: TaskSpec, request: RunRequest, fetchers: Mapping[str, fetching.FetcherSpec]) -> str:
+def describe_data(task: TaskSpec, request: RunRequest, fetchers: Mapping[str, fetching.FetcherSpec],
+                  owners: Mapping[tuple[str, str], str] | None = None) -> str:
     """Where the data will come from, without downloading anything (for ``--dry-run``)."""
     if request.sample:
         return f"bundled sample ({data.sample_dir(task)})"
     if request.data_dir:
         return str(request.data_dir)
-    return fetching.describe(task, fetchers)
+    return fetching.describe(task, fetchers, owners)
 
 
 def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
@@ -372,7 +373,7 @@ def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
     return [{
         "task": plan.task.name,
         "model": model.name if argument is None else f"{model.name} ({argument})",
-        "data": describe_data(plan.task, request, kernel.fetchers),
+        "data": describe_data(plan.task, request, kernel.fetchers, kernel.owner),
         "run_dir": str(plan.paths.final),
         "train": model.trains and not request.no_train,
         "seed": request.seed,

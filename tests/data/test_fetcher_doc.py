@@ -86,8 +86,6 @@ def test_the_documented_mirror_fetcher_works(run_cli, my_mirror, tmp_path: Path)
     assert (tmp_path / "clue-home" / "mirror" / "afqmc").is_dir()
 
 
-@pytest.mark.xfail(strict=True, reason="docs/writing-a-plugin.md's example copies straight into the folder it "
-                   "then trusts: a copy killed half-way is read as the data (reported; the doc is not tests/data's)")
 def test_the_documented_fetcher_killed_half_way_is_not_taken_for_the_data(run_cli, my_mirror, tmp_path: Path,
                                                                            monkeypatch) -> None:
     import shutil

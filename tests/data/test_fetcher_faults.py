@@ -77,7 +77,7 @@ def test_a_fetch_that_raises_is_one_line_naming_the_fetcher(run_cli, tmp_path: P
 
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs", kernel=kernel_with(spec(fetch)))
     line = one_line(result)
-    assert line.startswith("error: fetcher lab") and "RuntimeError: mirror down" in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and "RuntimeError: mirror down" in line, line
     assert not (tmp_path / "runs" / "afqmc").exists()
 
 
@@ -126,14 +126,14 @@ def test_a_fetch_returning_a_file_is_one_line(run_cli, tmp_path: Path) -> None:
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
                      kernel=kernel_with(spec(lambda task, progress: file)))
     line = one_line(result)
-    assert line.startswith("error: fetcher lab: ") and str(file) in line and "not a folder" in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and str(file) in line and "not a folder" in line, line
 
 
 def test_a_fetch_returning_a_missing_folder_is_one_line(run_cli, tmp_path: Path) -> None:
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
                      kernel=kernel_with(spec(lambda task, progress: tmp_path / "gone")))
     line = one_line(result)
-    assert line.startswith("error: fetcher lab: ") and "gone" in line and "nothing is there" in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and "gone" in line and "nothing is there" in line, line
 
 
 def test_a_fetched_folder_without_any_of_the_task_files_blames_the_fetcher(run_cli, tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_a_fetched_folder_without_any_of_the_task_files_blames_the_fetcher(run_c
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
                      kernel=kernel_with(spec(lambda task, progress: wrong)))
     line = one_line(result)
-    assert line.startswith("error: fetcher lab: ") and str(wrong) in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and str(wrong) in line, line
     assert "train.json, dev.json, test.json" in line, line
 
 
@@ -160,7 +160,7 @@ def test_a_fetched_folder_missing_some_files_is_left_to_the_reader(run_cli, tmp_
 def test_a_fetch_reference_that_does_not_import_is_one_line(run_cli, tmp_path: Path) -> None:
     kernel = kernel_with(spec("no_such_mirror.fetch:fetch"))
     line = one_line(run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs", kernel=kernel))
-    assert line.startswith("error: fetcher lab: no_such_mirror.fetch:fetch does not import"), line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): no_such_mirror.fetch:fetch does not import"), line
 
 
 # ------------------------------------------------------------------ location (info, --dry-run)
@@ -173,11 +173,11 @@ def test_a_fetch_reference_that_does_not_import_is_one_line(run_cli, tmp_path: P
 def test_a_broken_location_is_one_line_for_dry_run_and_info(run_cli, tmp_path: Path, location) -> None:
     kernel = kernel_with(spec(lambda task, progress: tmp_path, location))
     dry = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=kernel))
-    assert dry.startswith("error: fetcher lab: "), dry
+    assert dry.startswith(f"error: fetcher lab (plugin {PLUGIN}): "), dry
     info = run_cli("info", "afqmc", kernel=kernel)
     assert "Traceback" not in info.output
     if info.exit_code:
-        assert one_line(info).startswith("error: fetcher lab: ")
+        assert one_line(info).startswith(f"error: fetcher lab (plugin {PLUGIN}): ")
 
 
 def test_a_location_given_as_a_string_is_that_path(run_cli, tmp_path: Path) -> None:
@@ -245,9 +245,9 @@ def test_a_slow_fetch_killed_ends_cleanly_and_the_next_run_goes(tmp_path: Path, 
     assert (tmp_path / "runs" / "afqmc" / "manifest.json").is_file()
 
 
-def test_a_fetcher_whose_name_is_no_string_is_still_one_line(run_cli, isolated_kernel, monkeypatch) -> None:
-    """The kernel does not check a fetcher's name (see the report of step 3's review); choosing among
-    names must not turn one that is no string into a traceback."""
+def test_a_fetcher_whose_name_is_no_word_is_dropped_on_its_row(run_cli, isolated_kernel) -> None:
+    """``$CLUE_FETCHER`` names a fetcher, so its name must be one word: one that is no string (or holds a
+    space or a comma) is a problem on its plugin's row, and clue-data stays the one fetcher a run uses."""
     from clue_tasks_classic import hooks as classic_tasks
 
     isolated_kernel.register(classic_tasks, "clue-tasks-classic")
@@ -255,11 +255,12 @@ def test_a_fetcher_whose_name_is_no_string_is_still_one_line(run_cli, isolated_k
     class Odd:
         @hookimpl
         def clue_data_fetchers(self) -> list[FetcherSpec]:
-            return [FetcherSpec(name=None, help="-", fetch="x:y")]  # type: ignore[arg-type]
+            return [FetcherSpec(name=None, help="-", fetch="x:y"),  # type: ignore[arg-type]
+                    FetcherSpec(name="lab mirror", help="-", fetch="x:y")]
 
     isolated_kernel.register(Odd(), "odd")
-    line = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=isolated_kernel))
-    assert line.startswith("error: several fetchers can bring afqmc's files (clue-data, None)"), line
-    monkeypatch.setenv("CLUE_FETCHER", "lab")
-    line = one_line(run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=isolated_kernel))
-    assert line.startswith("error: CLUE_FETCHER='lab': no such fetcher (installed: clue-data, None)"), line
+    row = next(p for p in isolated_kernel.plugins if p.name == "odd")
+    assert row.status == "error" and "fetcher name must be one word" in row.error, row
+    assert list(isolated_kernel.fetchers) == ["clue-data"]
+    result = run_cli("run", "afqmc", "--model", "baseline", "--dry-run", kernel=isolated_kernel)
+    assert result.exit_code == 0 and "several fetchers" not in result.output, result.output

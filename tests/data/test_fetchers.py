@@ -150,7 +150,7 @@ def test_a_fetcher_returning_no_folder_is_one_line_naming_it(run_cli, tmp_path: 
 
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "r", kernel=kernel_with((Broken(), "b")))
     assert result.exit_code == 2
-    assert result.output.startswith("error: fetcher nowhere: ") and "not a folder" in result.output
+    assert result.output.startswith("error: fetcher nowhere (plugin b): ") and "not a folder" in result.output
     assert result.output.count("\n") == 1
 
 
