@@ -88,7 +88,7 @@ def test_evaluate_a_leaderboard_format_file_on_dev_as_the_official_script(run_cl
                      kernel=kernel)
     assert result.exit_code == 0, result.output
     scores = json.loads(result.output)
-    assert "%.3f" % scores["emf1"] == official["EMF1"] and "%.3f" % scores["f1_all"] == official["F1_All"]
+    assert f"{scores['emf1']:.3f}" == official["EMF1"] and f"{scores['f1_all']:.3f}" == official["F1_All"]
 
 
 def test_evaluate_counts_malformed_answers_instead_of_crashing(run_cli, kernel, tmp_path: Path) -> None:

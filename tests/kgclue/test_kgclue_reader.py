@@ -31,7 +31,8 @@ def test_the_sample_reads_as_the_official_files_are() -> None:
     dev = read(hooks.KGCLUE, SAMPLE, "dev")
     assert len(dev.examples) == 16 and dev.files == (str(SAMPLE / "dev.json"),)
     first = dev.examples[0]
-    assert first == KbqaExample(0, "刘晓华主要讲什么课啊？", ("刘晓华（广东工业大学教授）", "主讲课程", "《固体物理》"), ())
+    assert first == KbqaExample(0, "刘晓华主要讲什么课啊？",
+                                ("刘晓华（广东工业大学教授）", "主讲课程", "《固体物理》"), ())
     assert dev.where[0] == f"{SAMPLE / 'dev.json'}:1"
     assert dev.examples[-1].answer == ("DB3轰炸机", "翼展", "\xa021.44 米")  # kept as written: the metric normalises
     public = read(hooks.KGCLUE, SAMPLE, "test_public").examples

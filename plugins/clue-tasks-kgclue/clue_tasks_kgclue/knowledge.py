@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from clue_core.plugin import DataError, InputError
-
 from clue_tasks_kgclue.triples import Triple
 
 
@@ -43,15 +42,9 @@ def _substrings(text: str) -> set[str]:
 def read_knowledge(path: Path, wanted: set[str]) -> dict[str, list[Triple]]:
     """``{entity name: [triples]}`` of the file's triples whose entity name is in ``wanted``."""
     found: dict[str, list[Triple]] = {}
+    line = 0
     try:
-        handle = Path(path).open(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such knowledge file (setting kb)") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the knowledge file ({exc.strerror})") from None
-    with handle:
-        line = 0
-        try:
+        with Path(path).open(encoding="utf-8-sig") as handle:
             for line, text in enumerate(handle, start=1):
                 if not text.strip():
                     continue
@@ -62,8 +55,12 @@ def read_knowledge(path: Path, wanted: set[str]) -> dict[str, list[Triple]]:
                 name = entity_name(fields[0])
                 if name in wanted:
                     found.setdefault(name, []).append((fields[0], fields[1], fields[2].strip()))
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 text ({exc.reason})", line=line + 1) from None
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such knowledge file (setting kb)") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason})", line=line + 1) from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the knowledge file ({exc.strerror})") from None
     return found
 
 

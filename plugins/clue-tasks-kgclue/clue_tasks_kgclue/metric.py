@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from clue_core.plugin import Example, MetricResult, Prediction
-
 from clue_tasks_kgclue.triples import split_answer
 
 #: The totals, in the order the official script's dict holds them, then this plugin's count.
@@ -113,5 +112,5 @@ def official_strings(totals: dict[str, float]) -> dict[str, str]:
     names = {f"{kind}_{part}": f"{kind.upper()}_{part.upper() if part != 'all' else 'All'}"
              for kind in ("em", "f1") for part in PARTS}
     names["emf1"] = "EMF1"
-    return {names[name]: "%.3f" % totals[name] for name in TOTALS}
+    return {names[name]: f"{totals[name]:.3f}" for name in TOTALS}  # the script's '%.3f' %
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import DataError, InputError, SplitData, TaskSpec, field, find_file, iter_jsonl
-
 from clue_tasks_kgclue.knowledge import candidates_for
 from clue_tasks_kgclue.triples import KbqaExample, Triple, split_answer, why_malformed
 

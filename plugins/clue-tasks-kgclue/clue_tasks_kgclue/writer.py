@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.plugin import Example, ExampleId, InputError, Prediction, atomic_open, iter_jsonl
-
 from clue_tasks_kgclue.triples import answer_text, split_answer
 
 #: What a malformed prediction is written as: three empty parts.
