@@ -79,7 +79,8 @@ def test_many_differing_entities_are_counted_after_the_first_few(kernel: Kernel,
 @pytest.mark.parametrize(("label", "message"), [
     ({"name": {"彭小军": [[20, 22]]}},
      "name '彭小军': span [20, 22] is not inside the text (length 22, offsets inclusive)"),
-    ({"name": {"彭小军": [[2, 0]]}}, "name '彭小军': span [2, 0] is not inside the text (length 22, offsets inclusive)"),
+    ({"name": {"彭小军": [[2, 0]]}},
+     "name '彭小军': span [2, 0] is not inside the text (length 22, offsets inclusive)"),
     ({"person": {"彭小军": [[0, 2]]}},
      "unknown entity type 'person' (known: address, book, company, game, government, movie, name, organization, "
      "position, scene)"),

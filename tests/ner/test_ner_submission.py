@@ -36,7 +36,8 @@ def test_types_in_the_official_order_spans_in_text_order_and_empty_lines() -> No
 
 def test_a_file_without_ids_takes_line_positions_blank_lines_skipped(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
-    path.write_text('{"label": {}}\n\n{"label": {"name": {"张三": [[0, 1]]}}}\n{"id": 7, "label": {}}', encoding="utf-8")
+    text = '{"label": {}}\n\n{"label": {"name": {"张三": [[0, 1]]}}}\n{"id": 7, "label": {}}'
+    path.write_text(text, encoding="utf-8")
     assert read(path) == [(0, []), (1, [["name", 0, 2]]), (7, [])]
     assert [entry_id for entry_id, _ in read(DATA / "ner_predict16.json")] == list(range(16))
 

@@ -78,7 +78,8 @@ def check_example(task: TaskSpec, example: EntitySpansExample) -> Problem:
 def check_prediction(task: TaskSpec, example: EntitySpansExample, value: Any) -> str | None:
     """A prediction is a list of ``[type, start, end]`` triples inside the example's text."""
     if not isinstance(value, (list, tuple)):
-        return f"expected a list of [type, start, end] triples, got {json.dumps(value, ensure_ascii=False, default=str)}"
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        return f"expected a list of [type, start, end] triples, got {shown}"
     for span in value:
         problem = span_problem(task.labels, example.text, span)
         if problem:
