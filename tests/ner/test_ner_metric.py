@@ -94,3 +94,11 @@ def test_the_cut_files_are_the_repositorys_own_lines() -> None:
     first = (DATA / "ner_predict16.json").read_text(encoding="utf-8").splitlines()
     assert len(first) == 16 and first[0] == '{"label": {"name": {"彭小军": [[0, 2]]}, "address": {"台湾": [[15, 16]]}}}'
     assert Path(SAMPLE / "dev.json").read_text(encoding="utf-8").count("\n") == 16
+
+
+def test_the_totals_are_the_declared_ones_headline_scores_first(kernel: Kernel) -> None:
+    from clue_tasks_ner.labels import METRIC_TOTALS
+
+    metrics = score_file(kernel, "ner_predict16.json")
+    assert tuple(metrics) == METRIC_TOTALS == kernel.metric("cluener2020").produces
+    assert tuple(metrics)[:4] == ("macro_f1", "micro_precision_exact", "micro_recall_exact", "micro_f1_exact")

@@ -11,6 +11,6 @@ TYPES = ("address", "book", "company", "game", "government", "movie", "name", "o
 #: Misspellings seen in official material -> the type they mean.
 ALIASES = {"goverment": "government"}
 
-#: Every total the ``cluener2020`` metric returns: the official mean, each type's P/R/F1, the exact micro scores.
-METRIC_TOTALS = ("macro_f1", *(f"{m}_{kind}" for kind in TYPES for m in ("precision", "recall", "f1")),
-                 "micro_precision_exact", "micro_recall_exact", "micro_f1_exact")
+#: Every total of the ``cluener2020`` metric, in order: the official mean, the exact micro scores, each type's P/R/F1.
+METRIC_TOTALS = ("macro_f1", "micro_precision_exact", "micro_recall_exact", "micro_f1_exact",
+                 *(f"{m}_{kind}" for kind in TYPES for m in ("precision", "recall", "f1")))

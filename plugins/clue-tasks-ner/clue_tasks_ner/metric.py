@@ -89,15 +89,16 @@ def compute(examples: Sequence[EntitySpansExample], predictions: Sequence[Any]) 
         predicted_spans += len(spans)
         correct += len(spans & gold)
     average, per_type = official_average(official_counts(pairs))
-    totals = {"macro_f1": average * 100}
+    precision = correct / predicted_spans if predicted_spans else 0.0
+    recall = correct / gold_spans if gold_spans else 0.0
+    totals = {  # the two headline scores first: a table of the totals shows them before the 30 per-type ones
+        "macro_f1": average * 100,
+        "micro_precision_exact": precision * 100,
+        "micro_recall_exact": recall * 100,
+        "micro_f1_exact": 2 * precision * recall / (precision + recall) * 100 if correct else 0.0,
+    }
     for kind, (p, r, f) in per_type.items():
         totals[f"precision_{kind}"] = p * 100
         totals[f"recall_{kind}"] = r * 100
         totals[f"f1_{kind}"] = f * 100
-    precision = correct / predicted_spans if predicted_spans else 0.0
-    recall = correct / gold_spans if gold_spans else 0.0
-    totals["micro_precision_exact"] = precision * 100
-    totals["micro_recall_exact"] = recall * 100
-    totals["micro_f1_exact"] = 2 * precision * recall / (precision + recall) * 100 if correct else 0.0
     return totals
-
