@@ -45,9 +45,9 @@ HOOKS: dict[str, tuple[str, type, str]] = {
 #: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
 BUILTIN_COMMANDS = frozenset({"list", "info", "check", "run"})
 
-#: Commands that plugins of this project provide, and the plugin to install for each. Those plugins
-#: load right after the built-in one, so a third party registering ``submit`` is the error on its own
-#: row whatever its name (plugins load by name and the first to register a name keeps it).
+#: Commands that plugins of this project provide, and the plugin to install for each. While that plugin
+#: is installed (and not disabled) the name is its own: a third party registering ``submit`` is the error
+#: on its own row whatever its name, though plugins load by name and the first to take a name keeps it.
 PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
                 "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard",
                 "download": "clue-data"}
@@ -115,20 +115,19 @@ class Kernel:
         self.fetchers: dict[str, FetcherSpec] = {}
         self.kinds: dict[str, KindSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
+        self._coming: set[str] = set()  # entry points about to load (load_entrypoints), for PLUGIN_HOMES
         if entrypoints:
             self.load_entrypoints()
 
     # -- discovery ---------------------------------------------------------------------
 
     def load_entrypoints(self) -> None:
-        """Load every ``clue_core`` entry point (built-in first, then the homes of this project's plugin
-        commands, then by name), then check the specs."""
+        """Load every ``clue_core`` entry point (built-in first, then by name), then check the specs."""
         from importlib.metadata import entry_points
 
         seen: set[str] = set()
-        homes = set(PLUGIN_HOMES.values())
-        points = sorted(entry_points(group=hookspecs.NAME),
-                        key=lambda ep: (ep.name != "builtin", ep.name not in homes, ep.name))
+        points = sorted(entry_points(group=hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
+        self._coming = {ep.name for ep in points} - self.disabled  # the homes of PLUGIN_HOMES that will load
         for point in points:
             if point.name in seen:  # two distributions claiming one plugin name: the first wins
                 continue
@@ -238,6 +237,10 @@ class Kernel:
             for name in names:
                 if registry_name == "commands" and name in BUILTIN_COMMANDS:
                     raise PluginError(f"command {name!r} is a built-in command of clue-core")
+                # a command of PLUGIN_HOMES, or a fetcher named after a plugin, belongs to that plugin
+                home = {"commands": PLUGIN_HOMES.get(name), "fetchers": name}.get(registry_name)
+                if home is not None and home != plugin_name and home in self._coming:
+                    raise PluginError(f"{noun} {name!r} belongs to plugin {home!r}, which is installed")
                 if name in registry:
                     owner = self.owner[(registry_name, name)]
                     raise PluginError(f"{noun} {name!r} is already registered by plugin {owner!r}")

@@ -4,8 +4,8 @@ Before step 3 ``download`` was a built-in command name, so a plugin registering 
 its own row whatever its name. Now both names are clue-data's, and the kernel keeps the first plugin
 registered: a third party named before ``clue-data`` (entry points load in name order) took them,
 clue-data's row had the duplicate error and lost the official fetcher and ``download``, and the
-impostor answered as ``clue-data``. Since a5734af the homes of clue-core's plugin commands load right
-after the built-in plugin, so the error is the third party's whatever its name.
+impostor answered as ``clue-data``. Now a command of the kernel's PLUGIN_HOMES, or a fetcher named after
+a plugin, belongs to that plugin while it is installed, so the error is the third party's whatever its name.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def _mine(kernel, run_dirs, output, **options):
 
 
 @pytest.mark.parametrize("name", [
-    "acme-submit",  # named before clue-leaderboard: the homes of clue-core's plugin commands load first
+    "acme-submit",  # named before clue-leaderboard: submit is clue-leaderboard's (PLUGIN_HOMES) while installed
     "zeta-submit",
 ])
 def test_a_third_party_submit_is_the_error_on_its_own_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
