@@ -8,6 +8,7 @@ first 16 lines of the repository's own tf_version/ner_predict.json and perturbed
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,19 @@ def test_the_totals_are_the_declared_ones_headline_scores_first(kernel: Kernel) 
     metrics = score_file(kernel, "ner_predict16.json")
     assert tuple(metrics) == METRIC_TOTALS == kernel.metric("cluener2020").produces
     assert tuple(metrics)[:4] == ("macro_f1", "micro_precision_exact", "micro_recall_exact", "micro_f1_exact")
+
+
+#: The official score.py's mean on the full official dev.json for the repository's two real prediction files.
+FULL_DEV = {"ner_predict.json": 0.6471829433597345, "ner_predict_large.json": 0.6651781566705821}
+
+
+@pytest.mark.skipif(not os.environ.get("CLUENER_PUBLIC") or not os.environ.get("CLUENER_TF_VERSION"),
+                    reason="set CLUENER_PUBLIC (the unpacked cluener_public folder) and CLUENER_TF_VERSION "
+                           "(CLUENER2020's tf_version folder) to check the full dev")
+@pytest.mark.parametrize("name", sorted(FULL_DEV))
+def test_the_full_official_dev_equals_the_official_script(kernel: Kernel, name: str) -> None:
+    examples = read_split(kernel.task("cluener2020"), Path(os.environ["CLUENER_PUBLIC"]), "dev").examples
+    entries = read(Path(os.environ["CLUENER_TF_VERSION"]) / name)
+    assert len(examples) == len(entries) == 1343
+    metrics = compute(examples, [Prediction(e.id, value) for e, (_, value) in zip(examples, entries)])
+    assert metrics["macro_f1"] == FULL_DEV[name] * 100
