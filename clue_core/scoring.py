@@ -22,7 +22,7 @@ from clue_core.specs import MetricSpec, TaskSpec, resolve
 
 if TYPE_CHECKING:
     from clue_core.context import RunContext
-    from clue_core.kernel import Kernel
+    from clue_core.registry import Registry
 
 Decode = Callable[[Sequence[Example], Sequence[Prediction]], Sequence[Prediction]]
 
@@ -56,7 +56,7 @@ class TaskScoring:
     only its code is imported when it first scores, as before.
     """
 
-    def __init__(self, kernel: Kernel, task: TaskSpec, dev: Sequence[Example], settings: RunSettings) -> None:
+    def __init__(self, kernel: Registry, task: TaskSpec, dev: Sequence[Example], settings: RunSettings) -> None:
         metrics = [kernel.metric(name) for name in task.metrics]
         resolved = ResolvedSettings.of(settings)
         decode_values = resolved.values_for(task.decode_settings) if task.decode_settings else None
@@ -152,14 +152,14 @@ def decode_and_align(task: TaskSpec, examples: Sequence[Example], predictions: S
     return align(task, examples, decoded)
 
 
-def score(kernel: Kernel, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None],
+def score(kernel: Registry, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None],
           settings: RunSettings = None, context: RunContext | None = None
           ) -> dict[str, float]:
     """All of the task's metrics merged into one mapping of totals."""
     return score_detailed(kernel, task, examples, predictions, settings, context).totals  # type: ignore[return-value]
 
 
-def score_detailed(kernel: Kernel, task: TaskSpec, examples: Sequence[Example],
+def score_detailed(kernel: Registry, task: TaskSpec, examples: Sequence[Example],
                    predictions: Sequence[Prediction | None], settings: RunSettings = None,
                    context: RunContext | None = None) -> MetricResult:
     """Totals, per-example values and details of every metric of the task (empty without gold).
