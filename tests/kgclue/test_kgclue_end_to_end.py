@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -111,3 +112,24 @@ def test_a_line_without_an_answer_is_one_error_line(run_cli, kernel, tmp_path: P
     result = run_cli("evaluate", "kgclue", path, "--sample", "--split", "dev", kernel=kernel)
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [f"error: {path}:2: field 'answer': missing"]
+
+
+def test_an_answer_that_is_no_string_is_one_error_line(run_cli, kernel, tmp_path: Path) -> None:
+    path = tmp_path / "dev_predict.json"
+    path.write_text('{"id": 0, "answer": ["s", "p", "o"]}\n', encoding="utf-8")
+    result = run_cli("evaluate", "kgclue", path, "--sample", "--split", "dev", "--allow-missing", kernel=kernel)
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    # the field is named by the leaderboard plugin's evaluate ('label' for every leaderboard file today)
+    assert line.startswith(f"error: {path}:1: field ")
+    assert line.endswith(": expected an answer string 'subject ||| predicate ||| object', got list")
+
+
+def test_the_kind_and_the_task_are_listed(run_cli, kernel) -> None:
+    kinds = run_cli("list", "kinds", kernel=kernel)
+    assert kinds.exit_code == 0
+    assert re.search(r"^kbqa_triple +the answer text 'subject \|\|\| predicate \|\|\| object'.* question, candidates "
+                     r"+clue-tasks-kgclue ", kinds.output, flags=re.M), kinds.output
+    info = run_cli("info", "kgclue", kernel=kernel)
+    assert info.exit_code == 0 and "scored beside dev: test_public" in info.output
+    assert "1.0   split test       → kgclue_predict.json" in info.output
