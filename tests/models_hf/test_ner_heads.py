@@ -134,6 +134,19 @@ def test_a_span_starting_inside_a_word_piece_is_noted_and_comes_back_widened(pie
     assert decoded == [[("name", 0, 5)]]  # the whole token "times": the nearest span tokens can say
 
 
+def test_nested_gold_spans_bio_keeps_the_first_the_span_head_both(char_tokenizer) -> None:
+    nested = Entities(0, "北京大学的学生", (("address", 0, 2), ("company", 0, 4)))
+    inner = Entities(1, "上海交通大学", (("company", 0, 6), ("address", 2, 4)))
+    features = encode_entities(char_tokenizer, [nested, inner], ALL_TYPES, 32, 4, with_labels=True)
+    assert features.notes == ["2 of 4 gold spans overlap an earlier one; BIO tags keep the first (the span "
+                              "head both, unless they share a start or an end token)"]
+    assert decode_outputs(BIO, ALL_TYPES, features, perfect_outputs(features, BIO), 2) == [
+        [("address", 0, 2)], [("company", 0, 6)]]
+    # 北京 and 北京大学 share their start token: the span head keeps the first; 交通 inside 上海交通大学: both
+    assert decode_outputs(SPAN_HEAD, ALL_TYPES, features, perfect_outputs(features, SPAN_HEAD), 2) == [
+        [("address", 0, 2)], [("company", 0, 6), ("address", 2, 4)]]
+
+
 def test_a_span_of_dropped_characters_only_is_noted(char_tokenizer) -> None:
     features = encode_entities(char_tokenizer, [Entities(0, "张三  来了", (("name", 2, 4),))], ALL_TYPES, 32, 4,
                                with_labels=True)

@@ -91,8 +91,8 @@ def _notes(features: Features, examples: Sequence[Any], placed: dict[int, set[Sp
         features.notes.append(f"{len(unaligned)} of {total} gold spans start or end inside a token; trained on "
                               f"the tokens they overlap")
     if overlapping:
-        features.notes.append(f"{len(overlapping)} of {total} gold spans overlap an earlier one; the BIO tags keep "
-                              f"the first")
+        features.notes.append(f"{len(overlapping)} of {total} gold spans overlap an earlier one; BIO tags keep the "
+                              f"first (the span head both, unless they share a start or an end token)")
     if lost:
         features.notes.append(f"{lost} of {total} gold spans cover only characters the tokenizer drops; not "
                               f"trained on")

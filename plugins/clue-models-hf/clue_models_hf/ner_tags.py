@@ -69,7 +69,8 @@ class Encoded:
         self.placed: set[Span] = set()
         #: gold spans whose start or end falls inside a token (trained on the tokens they overlap)
         self.unaligned: set[Span] = set()
-        #: gold spans overlapping an earlier one (BIO cannot say both; the first is kept)
+        #: gold spans overlapping an earlier one (BIO cannot say both: the first is kept; the span
+        #: head says both where they share no start token and no end token)
         self.overlapping: set[Span] = set()
 
 
@@ -83,7 +84,9 @@ def encode(offsets: Sequence[Offset], spans: Sequence[Span], types: Sequence[str
     Text tokens get ``O`` (0) unless a span covers them; special tokens (offset None) get
     :data:`IGNORE`. A span only partly inside the window (cut at its edge) labels the tokens
     it has there: ``I-`` where its first token lies before the window, no start label then, no
-    end label where its last token lies after it.
+    end label where its last token lies after it. Of overlapping spans (CLUENER2020 has a few
+    nested ones) the BIO tags say the first in (start, end, type) order; the span head's labels
+    say each one whose start and end tokens no earlier span has taken.
     """
     index = {t: i for i, t in enumerate(types)}
     out = Encoded(len(offsets))
@@ -104,18 +107,20 @@ def encode(offsets: Sequence[Offset], spans: Sequence[Span], types: Sequence[str
         assert head is not None and tail is not None
         if (head[0] != start and start >= first_char) or (tail[1] != end and end <= last_char):
             out.unaligned.add(span)
+        label = index[kind]
+        begins_here, ends_here = start >= first_char, end <= last_char
+        # the span head says an overlapping span too, where its start and end tokens are free
+        if (not begins_here or out.starts[tokens[0]] == 0) and (not ends_here or out.ends[tokens[-1]] == 0):
+            if begins_here:
+                out.starts[tokens[0]] = label + 1
+            if ends_here:
+                out.ends[tokens[-1]] = label + 1
         if taken.intersection(tokens):
             out.overlapping.add(span)
             continue
         taken.update(tokens)
-        label = index[kind]
-        begins_here = start >= first_char
         for position, token in enumerate(tokens):
             out.tags[token] = 1 + 2 * label + (0 if position == 0 and begins_here else 1)
-        if begins_here:
-            out.starts[tokens[0]] = label + 1
-        if end <= last_char:
-            out.ends[tokens[-1]] = label + 1
     return out
 
 
