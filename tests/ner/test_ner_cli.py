@@ -152,3 +152,16 @@ def test_hooks_import_nothing_heavy() -> None:
             "assert not heavy, heavy; assert sorted(loaded) == ['clue_tasks_ner.examples', 'clue_tasks_ner.hooks', "
             "'clue_tasks_ner.labels', 'clue_tasks_ner.published'], loaded")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_report_shows_the_run_in_its_leaderboard_group(run_cli, kernel: Kernel, run_dir: Path,
+                                                            tmp_path: Path) -> None:
+    import clue_report.hooks
+
+    kernel.register(clue_report.hooks, "clue-report", distribution="clue-report")
+    result = run_cli("report", run_dir.parent, "-o", tmp_path / "report", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    primary = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["primary"]
+    assert "CLUENER2020 overall" in result.output and f"{primary:.2f}" in result.output
+    report = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
+    assert report["groups"]["CLUENER2020 overall"] == ["cluener2020"]

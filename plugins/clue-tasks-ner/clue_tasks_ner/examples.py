@@ -42,7 +42,11 @@ class EntitySpansExample:
 
 
 def gold(example: EntitySpansExample) -> list[list[Any]] | None:
-    """The gold as a run records it beside each prediction: a JSON list of ``[type, start, end]``."""
+    """The gold as a run records it beside each prediction: a list of ``[type, start, end]`` lists.
+
+    ``gold_of(example)`` returns this (the kind's ``gold``), what metrics, reports and a run's records
+    compare with; models read the ``entities`` field itself.
+    """
     return None if example.entities is None else [list(span) for span in example.entities]
 
 

@@ -33,7 +33,9 @@ ENTITY_SPANS_KIND = KindSpec(
     prediction="entity spans: [type, start, end) triples",
     check_prediction=f"{_PACKAGE}.examples:check_prediction",
     check_example=f"{_PACKAGE}.examples:check_example",
-    gold="entities",
+    # the gold as a list of [type, start, end] lists, as the run records it (the ``entities`` field is a tuple
+    # of tuples: code that takes a tuple gold for span answers, (text, start) pairs, would misread it)
+    gold=f"{_PACKAGE}.examples:gold",
     prompt_fields=("text",),
 )
 
