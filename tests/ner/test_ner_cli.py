@@ -165,3 +165,25 @@ def test_the_report_shows_the_run_in_its_leaderboard_group(run_cli, kernel: Kern
     assert "CLUENER2020 overall" in result.output and f"{primary:.2f}" in result.output
     report = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
     assert report["groups"]["CLUENER2020 overall"] == ["cluener2020"]
+
+
+def test_download_unpacks_the_official_archive_shape_and_a_run_reads_it(run_cli, kernel: Kernel, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """cluener_public.zip holds cluener_public/{train,dev,test,cluener_predict}.json and a README (no checksum
+    recorded: none could be taken here); the reader finds the files one folder down."""
+    from tests.support.local_http import LocalServer, zip_bytes
+
+    names = ("train.json", "dev.json", "test.json")
+    members = {f"cluener_public/{name}": (SAMPLE / name).read_bytes() for name in names}
+    members["cluener_public/cluener_predict.json"] = (DATA / "gold16.json").read_bytes()
+    with LocalServer({"cluener_public.zip": zip_bytes(members)}) as server:
+        monkeypatch.setenv("CLUE_DATA_URL", server.url)
+        fetched = run_cli("download", "cluener2020", kernel=kernel)
+    assert fetched.exit_code == 0, fetched.output
+    result = run_cli("run", "cluener2020", "--model", "ner-dictionary", "-o", tmp_path / "out", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "out" / "cluener2020" / "manifest.json").read_text(encoding="utf-8"))
+    folder = tmp_path / "clue-home" / "data" / "cluener2020" / "cluener_public"
+    assert sorted(manifest["data"]["files"]) == [str(folder / name) for name in ("dev.json", "test.json", "train.json")]
+    assert (folder / "dev.json").read_bytes() == (SAMPLE / "dev.json").read_bytes()
+    assert len(lines(tmp_path / "out" / "cluener2020" / "predictions" / "dev.jsonl")) == 16

@@ -39,7 +39,7 @@ ENTITY_SPANS_KIND = KindSpec(
     prompt_fields=("text",),
 )
 
-#: What each type is, in the annotation guide's words (README of the archive).
+#: Each type's Chinese name, as the CLUENER2020 repository's README gives it.
 TYPE_NAMES = {
     "address": "地址", "book": "书名", "company": "公司", "game": "游戏", "government": "政府",
     "movie": "电影", "name": "姓名", "organization": "组织机构", "position": "职位", "scene": "景点",
