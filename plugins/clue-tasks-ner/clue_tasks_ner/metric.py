@@ -23,10 +23,13 @@ it once (the spans are a set, as the official strings are).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clue_tasks_ner.examples import EntitySpansExample
 from clue_tasks_ner.labels import TYPES
+
+if TYPE_CHECKING:
+    from clue_core.plugin import Prediction
 
 #: Per type: [TP, FP, FN].
 Counts = dict[str, list[int]]
@@ -71,7 +74,7 @@ def official_average(counts: Counts) -> tuple[float, dict[str, tuple[float, floa
     return total / len(TYPES), per_type
 
 
-def compute(examples: Sequence[EntitySpansExample], predictions: Sequence[Any]) -> dict[str, float]:
+def compute(examples: Sequence[EntitySpansExample], predictions: Sequence[Prediction | None]) -> dict[str, float]:
     """The official macro F1 (primary), each type's P/R/F1 and the offset-exact micro P/R/F1, ×100.
 
     Only examples with gold count; a missing prediction (None) predicts no entity.
