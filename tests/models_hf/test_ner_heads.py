@@ -357,3 +357,16 @@ def test_hf_tiny_fits_and_predicts_valid_spans(run_cli, ner_kernel: Kernel, tmp_
     predicted = again.predict(list(dev))
     assert again.head == head
     assert [[list(s) for s in p.value] for p in predicted] == [r["prediction"] for r in records]
+
+
+def test_the_head_and_stride_are_declared_settings_checked_before_any_work() -> None:
+    from clue_core.plugin import ClueError
+    from clue_models_hf.settings import COMMON, complete, cross_check
+
+    declared = {s.name: s for s in COMMON}
+    assert (declared["ner_head"].default, declared["ner_head"].choices) == (SPAN_HEAD, (BIO, SPAN_HEAD))
+    assert declared["ner_stride"].default == 32 and declared["ner_head"].schedule
+    values = complete(COMMON, {"max_length": 16, "ner_stride": 14})
+    with pytest.raises(ClueError, match=r"setting 'ner_stride' \(14\) must be smaller than max_length \(16\)"):
+        cross_check(values, ENTITY_SPANS)
+    cross_check(values, "classification")  # other kinds never read it
