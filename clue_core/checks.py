@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.kinds import kind_typos
+from clue_core.plans import expansion_problems
 from clue_core.specs import (
     CommandSpec,
     MetricSpec,
@@ -124,10 +125,7 @@ def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
     problems += setting_problems(task.settings, "task")
     problems += setting_problems(task.decode_settings, "decode step")
     problems += setting_problems(task.reader_settings, "reader")
-    if task.repeat is not None:
-        from clue_core.repeats import repeat_problems
-
-        problems += repeat_problems(task)
+    problems += expansion_problems(task)  # its plan expansion's own (FewCLUE's split=all)
     if task.prompt is not None and task.kind in kernel.kinds:
         problems += _prompt_problems(task, set(kernel.kinds[task.kind].prompt_fields))
     return problems
@@ -140,6 +138,8 @@ def _prompt_problems(task: TaskSpec, allowed: set[str]) -> list[str]:
         return [f"prompt template does not parse: {exc}"]
     problems = [f"prompt template uses {{{name}}}, which {task.kind} examples do not have"
                 for name in sorted(used - allowed)]
+    problems += [f"prompt {name} must be 'module:attr', got {ref!r}" for name in ("parse", "render", "answer")
+                 if (ref := getattr(task.prompt, name)) is not None and not _is_ref(ref)]
     verbalizers = task.prompt.verbalizers  # type: ignore[union-attr]
     if verbalizers:
         missing = [label for label in task.labels if label not in verbalizers]

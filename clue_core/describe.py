@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from clue_core.kernel import Kernel
+from clue_core.plans import expansion_info
 from clue_core.specs import TaskSpec
 
 
@@ -129,9 +130,8 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
     if task.recommendations:
         lines.append("  recommended:      " + ", ".join(f"{k}={v}" for k, v in task.recommendations.items()))
-    if task.repeat:
-        lines.append(f"  repeat:           --set {task.repeat.setting}={task.repeat.value} runs each of "
-                     f"{', '.join(task.repeat.each)} (mean ± std over {', '.join(task.repeat.averaged) or '-'})")
+    for label, text in expansion_info(task):  # what its plan expansion does (FewCLUE's split=all)
+        lines.append(f"  {label + ':':<18}{text}")
     for setting in (*task.settings, *task.decode_settings, *task.reader_settings):
         lines.append(f"  setting:          {setting.name} ({setting.type.__name__}, default {setting.default!r}): "
                      f"{setting.help}")

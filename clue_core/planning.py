@@ -21,7 +21,7 @@ from clue_core.errors import ClueError
 from clue_core.inner_models import in_namespace
 from clue_core.kernel import Kernel
 from clue_core.overrides import override_layers
-from clue_core.plans import RunRequest, TaskPlan  # re-exported: planning's names before plans.py
+from clue_core.plans import RunRequest, TaskPlan, expand  # the two types re-exported (planning's before)
 from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import RunPaths, is_complete
 from clue_core.seeds import check_seed
@@ -206,12 +206,10 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
     settings = resolve_settings(kernel, request, tasks, model)
     output_dir = request.output_dir or default_output_dir(request.model)
     _check_output_dir(output_dir)
-    from clue_core.repeats import expand  # a repeated task (FewCLUE's split=all): one plan per value
-
-    plans = [plan for t in tasks
-             for plan in expand(TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]), output_dir)]
+    # the one plan-expansion point: a task's plugin may make several plans of its plan (FewCLUE's split=all)
+    plans = [plan for t in tasks for plan in expand(TaskPlan(t, RunPaths(output_dir / t.name), settings[t.name]))]
     folders: dict[Path, str] = {}
-    for plan in plans:  # a task named like another's repeat folder (x.split-0) would share its run directory
+    for plan in plans:  # a task named like another's expanded plan's folder (x.split-0) would share it
         other = folders.setdefault(plan.paths.final, plan.task.name)
         if other != plan.task.name:
             raise ClueError(f"tasks {other} and {plan.task.name} would both run in {plan.paths.final}; "

@@ -1,24 +1,79 @@
-"""What a run is asked to do and what it will do per task: :class:`RunRequest` and :class:`TaskPlan`.
+"""What a run is asked to do and what it will do per task: :class:`RunRequest` and :class:`TaskPlan`,
+and the one point where a task's plan becomes several (:class:`PlanExpansion`, :func:`expand`).
 
 Plain dataclasses in a leaf module (it imports no other module that plans or runs) because
 modules on both sides of planning name them: :mod:`clue_core.planning` builds them, while
-:mod:`clue_core.splits`, :mod:`clue_core.repeats` and :mod:`clue_core.record_write` take them,
-and planning imports those. Kept in planning, every such annotation was an import circle
-(``tests/core/test_import_circles.py`` counts type-only imports). Both names are still
-importable from :mod:`clue_core.planning` and :mod:`clue_core.runner`.
+:mod:`clue_core.splits` and :mod:`clue_core.record_write` take them, and planning imports those.
+Kept in planning, every such annotation was an import circle (``tests/core/test_import_circles.py``
+counts type-only imports). Both names are still importable from :mod:`clue_core.planning` and
+:mod:`clue_core.runner`.
+
+A task's ``repeat`` (FewCLUE's ``--set split=all``: six trainings, a leaderboard file from each) is
+its plugin's :class:`PlanExpansion`. Rather than teach the runner a second kind of run, planning
+asks it once (:func:`expand`) which ordinary plans the task's plan becomes: each its own task spec
+variant, its changed settings (their sources saying what asked for them), its run folder
+(``<task><suffix>``, with its own lock, staging and ``--resume``) and what its manifest records
+under ``repeat``. The runner runs them as it runs any task and prints the expansion's summary line.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from clue_core.specs import SpecMixin
 
 if TYPE_CHECKING:
     from clue_core.examples import SplitData
     from clue_core.rundir import RunPaths
     from clue_core.settings import ResolvedSettings
     from clue_core.specs import TaskSpec
+
+#: Each expanded plan's ``(settings values, metrics)``, as :meth:`PlanExpansion.summary` reads them.
+Runs = Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanVariant:
+    """One plan a :class:`PlanExpansion` makes of a task's plan (``split=3`` of FewCLUE's ``split=all``)."""
+
+    task: TaskSpec  # the task as the variant runs it (FewCLUE: its leaderboard files' suffix)
+    settings: Mapping[str, Any]  # the setting values it changes ...
+    sources: Mapping[str, str]  # ... and where each came from (what asked for the variants)
+    suffix: str  # its run folder is <task name><suffix> (".split-0")
+    record: Mapping[str, str]  # what its manifest records under "repeat"; submit finds the variant by it
+    family: str  # what asks for every variant, as messages name them together ("split=all")
+
+
+class PlanExpansion(SpecMixin):
+    """A task's ``repeat``: what turns one plan of the task into several, defined by the task's plugin
+    (FewCLUE's ``Repeat``), so the kernel knows no protocol of any benchmark. A subclass is a frozen
+    dataclass (its fields are what ``info --json`` shows); the kernel asks :meth:`expand` once, in
+    planning, prints :meth:`summary` after the runs, adds :meth:`problems` to the task's checks and
+    shows :meth:`describe` in ``info``; ``submit`` asks :meth:`expand` for every variant."""
+
+    __slots__ = ()
+
+    def expand(self, task: TaskSpec, values: Mapping[str, Any] | None, sources: Mapping[str, str]
+               ) -> Sequence[PlanVariant]:
+        """The plans a plan of ``task`` with these setting values (and sources) runs instead: none where
+        it runs as it is; ``values=None`` asks for every variant (``submit`` wants a file of each)."""
+        raise NotImplementedError
+
+    def summary(self, task: TaskSpec, runs: Runs) -> str | None:
+        """A line printed once the variants ran (FewCLUE's mean ± std), from each one's settings and metrics."""
+        return None
+
+    def problems(self, task: TaskSpec) -> list[str]:
+        """What is wrong with this expansion for ``task`` (a setting its reader does not declare)."""
+        return []
+
+    def describe(self) -> str:
+        """What ``clue-core info`` says of it (after ``repeat:``)."""
+        return ""
 
 
 @dataclass
@@ -60,5 +115,37 @@ class TaskPlan:
     learner: Any = None
     resume: bool = False  # it continues its staging folder (planning.settle_resume decides, once)
     done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)
-    repeat_value: str | None = None  # the value of its task's repeat this plan runs (FewCLUE split=all)
+    repeat: Mapping[str, str] = field(default_factory=dict)  # its manifest's "repeat": the variant it runs
+    summary: Callable[[Runs], str | None] | None = None  # the line after its expansion's runs (expand)
     predict: tuple[str, ...] = ("dev",)  # the splits it predicts (clue_core.splits): dev, scored ones, test
+
+
+def expand(plan: TaskPlan) -> list[TaskPlan]:
+    """The plan itself, or the plans its task's ``repeat`` makes of it: each a plan of its own (not a
+    copy: its splits, tests and notes must not be the first one's), its folder beside the plan's."""
+    expansion = plan.task.repeat
+    variants = () if expansion is None else expansion.expand(plan.task, plan.settings.values, plan.settings.sources)
+    if not variants:
+        return [plan]
+
+    def summary(runs: Runs) -> str | None:  # one per expanded plan: the runner groups its variants' runs by it
+        return expansion.summary(plan.task, runs)  # type: ignore[no-any-return]
+
+    return [TaskPlan(v.task, type(plan.paths)(plan.paths.final.with_name(f"{plan.task.name}{v.suffix}")),
+                     dataclasses.replace(plan.settings, values={**plan.settings.values, **v.settings},
+                                         sources={**plan.settings.sources, **v.sources}),
+                     repeat=dict(v.record), summary=summary) for v in variants]
+
+
+def expansion_problems(task: TaskSpec) -> list[str]:
+    """What is wrong with a task's ``repeat`` (its own checks against the task), for the task's checks."""
+    if task.repeat is None:
+        return []
+    if not isinstance(task.repeat, PlanExpansion):
+        return [f"repeat must be a PlanExpansion (clue_core.plugin), got {type(task.repeat).__name__}"]
+    return list(task.repeat.problems(task))
+
+
+def expansion_info(task: TaskSpec) -> list[tuple[str, str]]:
+    """``clue-core info``'s ``(label, text)`` for a task's ``repeat``: what its plugin's expansion says."""
+    return [] if task.repeat is None else [("repeat", task.repeat.describe())]

@@ -19,6 +19,8 @@ for what it writes or sends some other way (an SQLite cache, a subprocess).
 the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer``/``kind`` lookups, nothing more.
 ``KindSpec`` (:mod:`clue_core.kinds`) declares an example kind (``clue_kinds``); ``CLASSIFICATION``,
 ``SPAN`` and ``MULTIPLE_CHOICE`` name the built-in plugin's three, whose example types are shared here.
+``PlanExpansion`` (:mod:`clue_core.plans`) is what a task plugin subclasses to make several plans of
+one plan of its task (FewCLUE's ``split=all``), each a ``PlanVariant``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from clue_core.errors import ClueError, DataError, InputError
 from clue_core.fetching import FetcherSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
+from clue_core.plans import PlanExpansion, PlanVariant
 from clue_core.registry import Registry
 from clue_core.specs import (
     MODEL_FILE,
@@ -39,7 +42,6 @@ from clue_core.specs import (
     ModelSpec,
     Prompt,
     PublishedScore,
-    Repeat,
     ReportSectionSpec,
     Setting,
     SubmissionWriterSpec,
@@ -82,7 +84,6 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         read_run,
     )
     from clue_core.redaction import redact, redact_text
-    from clue_core.repeats import for_value as task_for_repeat
     from clue_core.rundir import SUBMISSION_DIR
     from clue_core.scoring import score
     from clue_core.seeds import MAX_SEED
@@ -122,15 +123,13 @@ _LAZY = {
     **dict.fromkeys(("redact", "redact_text"), "clue_core.redaction"),
     # the leaderboard plugin (clue-leaderboard): a task's data folder (--data-dir, --sample or a fetcher's), scoring
     # as a run does, a run's leaderboard files folder, the splits it predicted ("test" is every test version;
-    # how a message names a run without), a repeated task as one repeat runs it (its files' suffix);
-    # "module:attr" exports a kernel name under a plainer one
+    # how a message names a run without); "module:attr" exports a kernel name under a plainer one
     "resolve_task_data": "clue_core.data",
     "score": "clue_core.scoring",
     "SUBMISSION_DIR": "clue_core.rundir",
     "recorded_splits": "clue_core.splits",
     "TEST_SPLIT": "clue_core.splits:TEST",
     "no_test_label": "clue_core.splits:dev_only",
-    "task_for_repeat": "clue_core.repeats:for_value",
     "__version__": "clue_core",
     # a data fetcher (clue-data): the cache folder, its lock and write-failure wording, checksums, safe unzip
     **dict.fromkeys(("clue_home", "filling_cache", "file_digests", "safe_extract"), "clue_core.data"),
@@ -169,13 +168,14 @@ __all__ = [
     "Metrics",
     "ModelSpec",
     "MultipleChoiceExample",
+    "PlanExpansion",
+    "PlanVariant",
     "Prediction",
     "PredictionRecord",
     "Progress",
     "Prompt",
     "PublishedScore",
     "Registry",
-    "Repeat",
     "ReportSectionSpec",
     "RunContext",
     "RunRecord",
@@ -215,7 +215,6 @@ __all__ = [
     "resolve_task_data",
     "safe_extract",
     "score",
-    "task_for_repeat",
     "write_json",
     "write_jsonl",
 ]

@@ -123,8 +123,7 @@ class RunWriter:
             "partial": {"limit": request.limit} if request.limit is not None else None,
             "data": {"source": "sample" if request.sample else "dir", "data_dir": str(plan.data_dir),
                      "user_data_dir": str(request.data_dir) if request.data_dir else None, "files": plan.checksums},
-            **({"repeat": {"setting": plan.task.repeat.setting, "value": plan.repeat_value}}
-               if plan.repeat_value is not None and plan.task.repeat is not None else {}),
+            **({"repeat": dict(plan.repeat)} if plan.repeat else {}),  # the variant of an expanded plan it is
             # examples per split (``test <version>`` for each test version read), as metrics.json records them
             "counts": {"train": len(plan.splits.get("train", ())), "dev": len(plan.splits.get("dev", ())),
                        **{s: len(plan.splits[s]) for s in task.scored_splits if s in plan.splits},

@@ -39,7 +39,6 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
 from clue_core.reading import read_split
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
-from clue_core.repeats import summary_line
 from clue_core.results import TaskResult, results_table
 from clue_core.rundir import MODEL_DIR, RunLock
 from clue_core.scoring import TaskScoring
@@ -154,9 +153,9 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
                 results.append(_run_task(kernel, request, model, plan, rank, world, say))
             except KeyboardInterrupt:
                 raise _interrupted(plan, results) from None
-        for task in dict.fromkeys(plan.task.name for plan in plans):  # a repeated task's mean ± std
-            line = summary_line(kernel.task(task), plans, results)
-            if line:
+        for summary in dict.fromkeys(plan.summary for plan in plans if plan.summary is not None):
+            line = summary([(p.settings.values, r.metrics) for p, r in zip(plans, results) if p.summary is summary])
+            if line:  # an expanded plan's line over its variants' runs (FewCLUE split=all: the mean ± std)
                 echo(line)
         return results
     except BaseException as exc:
@@ -187,7 +186,7 @@ def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
 
 def _interrupted(plan: TaskPlan, done: list[TaskResult]) -> Interrupted:
     """Ctrl-C during a task: its staging folder is kept (what it trained and cached), so say so."""
-    # run folders, not task names: the runs of a repeated task (split=all) share one task name
+    # run folders, not task names: the runs of an expanded plan (FewCLUE's split=all) share one task name
     finished = f"; {', '.join(r.run_dir.name for r in done)} finished before" if done else ""
     name = plan.paths.final.name
     if plan.paths.interrupted():

@@ -152,12 +152,22 @@ class Prompt(SpecMixin):
     multiple choice; ``{choices}`` is filled by the model with lettered options).
     ``verbalizers`` map each label string to the words an LLM answers with (AFQMC
     ``"1"`` → ``"相同"``); ``answer_prefix`` ends the prompt before the answer.
+    A kind a model knows no answer shape of (a plugin's: NER, KBQA) is answered by generation
+    through three ``"module:attr"`` functions of the task's: ``parse(answer, example) -> (value,
+    problem)`` reads the model's text into the prediction value (``problem``: why a malformed
+    answer is one, its ``value`` then what it is scored as; counted, never an error);
+    ``render(example) -> str`` writes the question where the template cannot (it then fills
+    the template's place); ``answer(example) -> str`` the gold as the model should write it
+    (few-shot demos). See docs/models-llm.md.
     """
 
     instruction: str
     template: str
     verbalizers: Mapping[str, str] = field(default_factory=_frozen_map)
     answer_prefix: str = "答案："
+    parse: Ref | None = None
+    render: Ref | None = None
+    answer: Ref | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,25 +193,6 @@ class PublishedScore(SpecMixin):
 
 
 @dataclass(frozen=True, slots=True)
-class Repeat(SpecMixin):
-    """A protocol that trains a task once per value of one of its reader settings, in one run.
-
-    FewCLUE's multi-split board asks for six trainings (``train_0`` … ``train_4`` and
-    ``train_few_all``) and a leaderboard file from each: ``--set split=all`` (``value``) runs the
-    task once for each of ``each``, every one a run directory of its own
-    (``<task>.<setting>-<v>``) with everything a run has (resume, lock, staging), its leaderboard
-    files named with ``suffixes[v]`` before the extension (``eprstmt_predict_0.json``, …
-    ``_all``), and the run prints the mean ± std of the primary metric over ``averaged``.
-    """
-
-    setting: str
-    value: str
-    each: tuple[str, ...]
-    averaged: tuple[str, ...] = ()
-    suffixes: Mapping[str, str] = field(default_factory=_frozen_map)
-
-
-@dataclass(frozen=True, slots=True)
 class TaskSpec(SpecMixin):
     """Everything the kernel needs to know about a task, without importing its code.
 
@@ -209,8 +200,8 @@ class TaskSpec(SpecMixin):
     settings=])`` rewrites a whole split's predictions (CHID's joint assignment) and
     receives ``settings`` (its ``decode_settings`` values) when it declares any; the reader, in the
     same way, receives ``settings=`` with its ``reader_settings`` values (which of FewCLUE's
-    training splits a run reads); ``repeat`` runs the task once per value of one of them
-    (:class:`Repeat`).
+    training splits a run reads); ``repeat`` turns one plan of it into several, one per value of
+    one of them (a :class:`clue_core.plans.PlanExpansion`, its plugin's: FewCLUE's ``split=all``).
     ``recommendations`` are the task's reference values for settings that a model may
     declare (``learning_rate``, ``max_length``); ``model_recommendations`` are per-model
     overrides the task owns, keyed by model name or family (``"hf-tiny"``, ``"hf"``).
@@ -237,7 +228,7 @@ class TaskSpec(SpecMixin):
     decode: Ref | None = None
     decode_settings: tuple[Setting, ...] = ()
     reader_settings: tuple[Setting, ...] = ()
-    repeat: Repeat | None = None
+    repeat: Any = None  # a clue_core.plans.PlanExpansion (specs cannot import plans: plans imports specs)
     settings: tuple[Setting, ...] = ()
     recommendations: Mapping[str, Any] = field(default_factory=_frozen_map)
     model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)

@@ -1,6 +1,9 @@
 """``TaskSpec.repeat``: ``--set <setting>=<value>`` runs the task once per value of a reader setting
 in one run (FewCLUE's ``split=all``): a run directory each, leaderboard files named with each value's
-suffix, the mean ± std of the primary metric printed, and ``submit`` packing every file."""
+suffix, the mean ± std of the primary metric printed, and ``submit`` packing every file.
+
+The repeat is FewCLUE's :class:`~clue_tasks_fewclue.repeats.Repeat` (a ``PlanExpansion``: the kernel
+knows only the plan-expansion point), used here by another task as a third party would."""
 
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ from pathlib import Path
 
 import clue_example_plugin
 import clue_example_plugin.hooks as example_hooks
-from clue_core.plugin import Repeat, Setting, SplitData, hookimpl
+from clue_core.plugin import Setting, SplitData, hookimpl
+from clue_tasks_fewclue.repeats import Repeat
 
 SAMPLE = Path(clue_example_plugin.__file__).parent / "sample"
 VARIANT = Setting("variant", str, "a", "which pair of files is read", choices=("a", "b", "all"))

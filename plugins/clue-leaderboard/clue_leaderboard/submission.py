@@ -28,6 +28,7 @@ from clue_core.plugin import (
     ExampleId,
     InputError,
     Manifest,
+    PlanVariant,
     Registry,
     TaskSpec,
     atomic_open,
@@ -38,7 +39,6 @@ from clue_core.plugin import (
     recorded_splits,
     resolve,
     resolve_task_data,
-    task_for_repeat,
 )
 
 #: A kind's ``check_prediction(task, example, value)``: what is wrong with a value, or None.
@@ -255,16 +255,16 @@ def run_task(kernel: Registry, run_dir: Path, manifest: Manifest) -> TaskSpec:
     return task
 
 
-def repeat_value(task: TaskSpec, manifest: Manifest, run_dir: Path) -> str | None:
-    """The value of the task's repeat one training of it ran (``split=3`` of ``split=all``), else None."""
-    if not manifest.repeat or task.repeat is None:
-        return None
-    value = manifest.repeat.get("value") if isinstance(manifest.repeat, dict) else None
-    if manifest.repeat.get("setting") != task.repeat.setting or value not in task.repeat.each:
-        raise InputError(run_dir / MANIFEST, f"expected one of {task.name}'s {task.repeat.setting}="
-                         f"{task.repeat.value} values ({', '.join(task.repeat.each)}), got "
-                         f"{json.dumps(manifest.repeat)}", field="repeat")
-    return value
+def repeat_variant(task: TaskSpec, manifest: Manifest, run_dir: Path) -> PlanVariant | None:
+    """The variant of the task's ``repeat`` a run ran (``split=3`` of ``split=all``: its files' suffix), by its
+    manifest's ``repeat``, else None."""
+    variants = task.repeat.expand(task, None, {}) if manifest.repeat and task.repeat is not None else []
+    found = next((v for v in variants if all(manifest.repeat.get(k) == x for k, x in v.record.items())), None)
+    if variants and found is None:
+        raise InputError(run_dir / MANIFEST, f"expected one of {task.name}'s {variants[0].family} values "
+                         f"({', '.join(v.record['value'] for v in variants)}), got {json.dumps(manifest.repeat)}",
+                         field="repeat")
+    return found
 
 
 def check_families(kernel: Registry, run_dirs: Sequence[Path]) -> None:
@@ -277,23 +277,24 @@ def check_families(kernel: Registry, run_dirs: Sequence[Path]) -> None:
     for run_dir in run_dirs:
         manifest = read_manifest(run_dir)
         task = run_task(kernel, run_dir, manifest)
-        value = repeat_value(task, manifest, run_dir)
-        if value is not None:  # a value twice (two output folders) is refused with its file name later
-            families.setdefault(task.name, {}).setdefault(value, (run_dir, manifest.model))
+        variant = repeat_variant(task, manifest, run_dir)
+        if variant is not None:  # a variant twice (two output folders) is refused with its file name later
+            families.setdefault(task.name, {}).setdefault(variant.suffix, (run_dir, manifest.model))
     for name, runs in families.items():
-        repeat = kernel.task(name).repeat
-        assert repeat is not None
+        variants = kernel.task(name).repeat.expand(kernel.task(name), None, {})
+        family = variants[0].family  # "split=all"
         models = sorted({str(model) for _, model in runs.values()})
         if len(models) > 1:
-            raise ClueError(f"{name} {repeat.setting}={repeat.value}: its runs were made by {len(models)} models "
-                            f"({', '.join(models)}); submit the runs of one model")
-        missing = [v for v in repeat.each if v not in runs]
+            raise ClueError(f"{name} {family}: its runs were made by {len(models)} models ({', '.join(models)}); "
+                            f"submit the runs of one model")
+        missing = [v for v in variants if v.suffix not in runs]
         if missing:
             folder = next(iter(runs.values()))[0].parent
-            wanted = ", ".join(f"{name}.{repeat.setting}-{v}" for v in missing)
-            raise ClueError(f"{name} {repeat.setting}={repeat.value}: no complete run of {repeat.setting} "
-                            f"{', '.join(missing)} among the runs given (expected {wanted} in {folder}); the "
-                            f"board needs all {len(repeat.each)} files (an interrupted run continues with --resume)")
+            wanted = ", ".join(f"{name}{v.suffix}" for v in missing)
+            raise ClueError(f"{name} {family}: no complete run of {missing[0].record['setting']} "
+                            f"{', '.join(v.record['value'] for v in missing)} among the runs given (expected "
+                            f"{wanted} in {folder}); the board needs all {len(variants)} files (an interrupted run "
+                            f"continues with --resume)")
 
 
 def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
@@ -304,9 +305,9 @@ def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
     if TEST_SPLIT not in predicted:
         raise ClueError(f"{run_dir}: {no_test_label(predicted)}: the run predicted no test split, so it has no "
                         f"submission files; run {task.name} again without --splits to submit it")
-    value = repeat_value(task, manifest, run_dir)
-    if value is not None:  # one training of split=all: its files carry the suffix
-        task = task_for_repeat(task, value)
+    variant = repeat_variant(task, manifest, run_dir)
+    if variant is not None:  # one training of split=all: its files carry the suffix
+        task = variant.task
     writer = kernel.writer(task.writer)
     read = resolve(writer.read)
     folder = test_data_dir(task, manifest, run_dir)

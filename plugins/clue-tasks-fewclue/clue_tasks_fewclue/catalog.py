@@ -18,7 +18,6 @@ from clue_core.plugin import (
     MULTIPLE_CHOICE,
     Leaderboard,
     Prompt,
-    Repeat,
     Setting,
     SubmissionWriterSpec,
     TaskSpec,
@@ -26,6 +25,7 @@ from clue_core.plugin import (
 )
 from clue_tasks_fewclue import labels
 from clue_tasks_fewclue.published import PUBLISHED
+from clue_tasks_fewclue.repeats import Repeat
 
 PACKAGE = "clue_tasks_fewclue"
 #: The values of the ``split`` setting: the merged pair (default) or one of the five sampled pairs.
