@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
 
 import clue_example_plugin
 import clue_example_plugin.hooks as example_hooks
-from clue_core.plugin import Setting, SplitData, hookimpl
+from clue_core.plugin import PlanExpansion, PlanVariant, Setting, SplitData, hookimpl
 from clue_tasks_fewclue.repeats import Repeat
 
 SAMPLE = Path(clue_example_plugin.__file__).parent / "sample"
@@ -91,3 +92,55 @@ def test_a_repeat_over_a_setting_the_reader_does_not_declare_is_dropped(isolated
     row, _ = _register(isolated_kernel, tmp_path, reader_settings=())
     assert row.status == "error" and "repeat names setting 'variant', which is not one of its reader_settings" \
         in row.error
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Halves(PlanExpansion):
+    """A third party's own expansion (not FewCLUE's): ``variant=all`` runs ``a`` and ``b`` as ``.half-a`` and
+    ``.half-b``, its files named ``…_half-a.json``, and its line names the best half."""
+
+    def expand(self, task, values, sources):
+        if values is not None and values.get("variant") != "all":
+            return []
+        return [PlanVariant(self.half(task, half), {"variant": half}, {"variant": f"halves ({sources.get('variant')})"},
+                            f".half-{half}", {"setting": "variant", "value": half}, "variant=all") for half in "ab"]
+
+    @staticmethod
+    def half(task, half):
+        return dataclasses.replace(task, test_versions=tuple(
+            dataclasses.replace(v, submission_file=v.submission_file.replace(".json", f"_half-{half}.json"))
+            for v in task.test_versions))
+
+    def summary(self, task, runs):
+        best = max(runs, key=lambda run: run[1][task.primary_metric])
+        return f"{task.name}: best half {best[0]['variant']} of {len(runs)}"
+
+    def describe(self):
+        return "variant=all runs both halves"
+
+
+def test_a_plugins_own_expansion_goes_through_the_same_one_point(run_cli, isolated_kernel, tmp_path):
+    """The kernel knows no repeat protocol: another plugin's PlanExpansion plans, runs, records, summarises,
+    describes and submits through the same calls FewCLUE's does."""
+    _, data = _register(isolated_kernel, tmp_path, repeat=Halves())
+    out = tmp_path / "runs"
+    result = run_cli("run", "variants", "--model", "baseline", "--data-dir", data, "-o", out, "--set",
+                     "variant=all", kernel=isolated_kernel)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["variants.half-a", "variants.half-b"]
+    manifest = json.loads((out / "variants.half-b" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["repeat"] == {"setting": "variant", "value": "b"} and manifest["settings"]["variant"] == "b"
+    assert manifest["setting_sources"]["variant"].startswith("halves (--set")
+    assert (out / "variants.half-a" / "submission" / "review_sentiment_predict_half-a.json").is_file()
+    assert re.search(r"^variants: best half [ab] of 2$", result.output, flags=re.M)
+    info = run_cli("info", "variants", kernel=isolated_kernel)
+    assert "  repeat:           variant=all runs both halves" in info.output.splitlines()
+    submitted = run_cli("submit", out, "-o", tmp_path / "s.zip", kernel=isolated_kernel)
+    assert submitted.exit_code == 0, submitted.output
+    with zipfile.ZipFile(tmp_path / "s.zip") as archive:
+        assert sorted(archive.namelist()) == [f"review_sentiment_predict_half-{h}.json" for h in "ab"]
+
+
+def test_a_repeat_that_is_no_plan_expansion_is_dropped(isolated_kernel, tmp_path):
+    row, _ = _register(isolated_kernel, tmp_path, repeat={"setting": "variant", "value": "all"})
+    assert row.status == "error" and "repeat must be a PlanExpansion (clue_core.plugin), got dict" in row.error
