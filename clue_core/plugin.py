@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
         gold_of,
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
+    from clue_core.kinds import recorded_gold
     from clue_core.params import FiniteFloat
     from clue_core.progress import Progress
     from clue_core.reading import read_split
@@ -110,6 +111,7 @@ _LAZY = {
     **dict.fromkeys(("atomic_open", "disk_fault_message"), "clue_core.atomic"),
     **dict.fromkeys(("MANIFEST", "METRICS", "PREDICTIONS_DIR"), "clue_core.record"),
     "gold_of": "clue_core.examples",
+    "recorded_gold": "clue_core.kinds",  # the gold as a run's prediction records hold it (its kind's record_gold)
     "read_split": "clue_core.reading",
     "resolve": "clue_core.specs",
     "format_table": "clue_core.table",
@@ -208,6 +210,7 @@ __all__ = [
     "read_metrics",
     "read_run",
     "read_split",
+    "recorded_gold",
     "recorded_splits",
     "redact",
     "redact_text",
