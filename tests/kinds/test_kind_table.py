@@ -59,6 +59,9 @@ def test_a_prediction_record_holds_the_gold_as_its_kind_records_it(isolated_kern
     records = prediction_records([span, label], [Prediction("q1", "58"), Prediction(2, "0")])
     # the span kind's record_gold keeps the texts; a kind without one records its gold as it is
     assert [r["gold"] for r in records] == [["58平方公里", "约为58平方公里"], "1"]
+    from clue_core.plugin import recorded_gold  # what a plugin comparing records with examples asks
+
+    assert [recorded_gold(span), recorded_gold(label)] == [r["gold"] for r in records]
     spec = isolated_kernel.kind("span")
     try:  # the record is the kind's to write: without record_gold the (text, offset) pairs are kept as they are
         kinds.declare([dataclasses.replace(spec, record_gold=None)])
