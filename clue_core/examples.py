@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from clue_core.errors import PluginError
 from clue_core.kinds import spec_for
 
 #: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
@@ -82,7 +83,13 @@ def gold_of(example: Example) -> object | None:
     reference answer: whatever the kind keeps there. An object of no declared kind has none.
     """
     found = spec_for(example)
-    return None if found is None else found[1](example)
+    if found is None:
+        return None
+    try:
+        return found[1](example)
+    except Exception as exc:  # a kind's gold function failing is its plugin's bug: one line naming it, no traceback
+        raise PluginError(f"kind {found[0].name!r}: gold {found[0].gold} raised {type(exc).__name__}: {exc}"
+                          ) from exc
 
 
 @dataclass(frozen=True, slots=True)

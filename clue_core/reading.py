@@ -16,7 +16,7 @@ from typing import Any
 
 from clue_core.errors import ClueError, DataError, InputError, PluginError
 from clue_core.examples import SplitData
-from clue_core.kinds import kind_spec, spec_for
+from clue_core.kinds import KindSpec, kind_spec, spec_for
 from clue_core.specs import TaskSpec, resolve
 
 
@@ -68,8 +68,11 @@ def _in_users_zip(exc: DataError, data_dir: Path, required: bool) -> DataError:
 def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> None:
     """Raise one clear error for the first example that breaks the task's contract."""
     kind = kind_spec(task.kind)
-    example_type = resolve(kind.example)
-    check = resolve(kind.check_example) if kind.check_example else None
+    example_type = _kind_ref(kind, "example")
+    if not isinstance(example_type, type):
+        raise PluginError(f"kind {kind.name!r}: example {kind.example} is a {type(example_type).__name__}, "
+                          f"not a class")
+    check = _kind_ref(kind, "check_example") if kind.check_example else None
     seen: dict[str, int] = {}
     for index, example in enumerate(part.examples):
         if not isinstance(example, example_type):
@@ -78,7 +81,7 @@ def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> No
                 raise PluginError(f"task {task.name}: reader returned a {type(example).__name__}, not an example")
             raise PluginError(f"task {task.name}: reader returned a {other[0].name} example for a "
                               f"{task.kind} task")
-        problem = check(task, example) if check else None
+        problem = _checked(kind, check, task, example) if check else None
         if problem:
             raise _located(part, index, *problem)
         if test:
@@ -87,6 +90,33 @@ def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> No
                 raise _located(part, index, "id", f"duplicate id {example.id!r} (also at "
                                                   f"{part.origin(seen[key])})")
             seen[key] = index
+
+
+def _kind_ref(kind: KindSpec, name: str) -> Any:
+    """A kind's reference imported now: one that cannot be (a third party's typo) is one line naming it.
+
+    The spec checks at load time look at a reference's shape only (listing imports no plugin code)."""
+    ref = getattr(kind, name)
+    try:
+        return resolve(ref)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise PluginError(f"kind {kind.name!r}: {name} {ref} could not be loaded ({type(exc).__name__}: {exc})"
+                          ) from None
+
+
+def _checked(kind: KindSpec, check: Any, task: TaskSpec, example: Any) -> tuple[str, str] | None:
+    """The kind's ``check_example`` answer, ``(field, message)`` or None; its own failure is the plugin's, one line."""
+    try:
+        problem = check(task, example)
+    except ClueError:
+        raise
+    except Exception as exc:  # a bug in the kind's plugin, not bad data: name the plugin's function
+        raise PluginError(f"kind {kind.name!r}: check_example {kind.check_example} raised "
+                          f"{type(exc).__name__}: {exc}") from exc
+    if problem and not (isinstance(problem, tuple) and len(problem) == 2 and all(isinstance(p, str) for p in problem)):
+        raise PluginError(f"kind {kind.name!r}: check_example {kind.check_example} must return (field, message) or "
+                          f"None, got {type(problem).__name__}")
+    return problem or None
 
 
 def _located(part: SplitData, index: int, field: str, message: str) -> InputError:
