@@ -1,0 +1,146 @@
+"""The TaskSpecs of DataCLUE's six tasks, the fixed recipe, and the published scores.
+
+Plain data only (the hook module imports it), so ``clue-core list`` stays fast.
+
+DataCLUE fixes the model and its training recipe and lets the user improve ``train.json`` /
+``dev.json``; the score is macro F1 on the high-quality ``test_public.json`` (a scored split,
+as FewCLUE's). The recipe is the repository's own
+(``baselines/models_pytorch/classifier_pytorch/run_classifier_<task>.sh`` with
+``run_classifier.py``'s defaults): RBTL3 (HF ``hfl/rbtl3``), 15 epochs (iflytek 6), learning rate
+2e-5, max length 32 (iflytek 256), batch 64, warmup 0.1, weight decay 0.01, clipping 1.0, seed 42.
+It is every task's recommendation and, pinned for the ``hf`` models (``model_recommendations``:
+the hf catalogue's size-class rates would otherwise replace it), what a run trains with unless the
+user changes it; then the run's notes say ``not the DataCLUE protocol: …`` (see
+:mod:`clue_tasks_dataclue.protocol`).
+"""
+
+from __future__ import annotations
+
+from clue_core.plugin import CLASSIFICATION, Leaderboard, MetricSpec, PublishedScore, Setting, TaskSpec
+from clue_tasks_dataclue import labels
+
+PACKAGE = "clue_tasks_dataclue"
+#: The checkpoint the recipe names (RoBERTa_3L_wwm; CLUE's chinese_rbtl3_pytorch.zip).
+RECIPE_MODEL = "hf:hfl/rbtl3"
+RECIPE_SEED = 42
+METRIC = "dataclue_f1"
+DATACLUE = Leaderboard("DataCLUE", "overall")
+SOURCE = "https://github.com/CLUEbenchmark/DataCLUE README 实验结果 (test_public, macro F1, RBTL3 baseline)"
+
+
+def recipe(task: str) -> dict[str, object]:
+    """The fixed training recipe of ``task`` as hf settings (the run scripts' values)."""
+    long = task == "iflytek"
+    return {
+        "epochs": 6 if long else 15,
+        "learning_rate": 2e-5,
+        "max_length": 256 if long else 32,
+        "batch_size": 64,
+        "warmup_ratio": 0.1,
+        "weight_decay": 0.01,
+        "max_grad_norm": 1.0,
+        "learning_rate_scale": 1.0,
+        "epochs_scale": 1.0,
+        "max_steps": 0,
+        "gradient_accumulation_steps": 1,
+    }
+
+
+def _checked(name: str, kind: type, default: object, what: str) -> Setting:
+    """A recipe value the reader compares with the recipe; the same name, type and default as the hf
+    models' own setting (the kernel merges the two declarations, so the reader sees the value trained with)."""
+    return Setting(name, kind, default, f"{what}; DataCLUE compares it with the fixed recipe and marks a run "
+                                        f"that departs ('not the DataCLUE protocol')", schedule=True)
+
+
+#: The recipe values the reader sees (defaults: the hf models' declared defaults, which they must equal).
+PROTOCOL_SETTINGS: tuple[Setting, ...] = (
+    _checked("epochs", int, 3, "passes over train.json"),
+    _checked("learning_rate", float, 2e-5, "peak learning rate"),
+    _checked("max_length", int, 128, "tokens per input"),
+    _checked("batch_size", int, 32, "training batch"),
+    _checked("warmup_ratio", float, 0.1, "warmup share"),
+    _checked("weight_decay", float, 0.01, "AdamW weight decay"),
+    _checked("max_grad_norm", float, 1.0, "gradient clipping"),
+    _checked("learning_rate_scale", float, 1.0, "multiplies learning_rate"),
+    _checked("epochs_scale", float, 1.0, "multiplies epochs"),
+    _checked("max_steps", int, 0, "optimizer steps instead of epochs"),
+    _checked("gradient_accumulation_steps", int, 1, "batches per optimizer step"),
+)
+
+METRIC_SPEC = MetricSpec(
+    METRIC, f"{PACKAGE}.metric:dataclue_f1",
+    "DataCLUE's compute_f1.py: sklearn macro F1 over the labels in gold or predictions (labels compared as "
+    "strings), ×100; micro F1 beside it",
+    (CLASSIFICATION,), produces=("macro_f1", "micro_f1"),
+)
+
+_PUBLISHED = {"cic": 72.78, "iflytek": 30.97, "tnews": 46.83, "afqmc": 59.04}
+_DATA_CENTRIC = {"cic": 74.62, "iflytek": 40.15, "tnews": 49.34}
+
+
+def _published(folder: str) -> tuple[PublishedScore, ...]:
+    scores = []
+    if folder in _PUBLISHED:
+        scores.append(PublishedScore("RBTL3 (raw data)", "test_public", "raw", "macro_f1", _PUBLISHED[folder], SOURCE))
+    if folder in _DATA_CENTRIC:
+        scores.append(PublishedScore("RBTL3 (data-centric baseline)", "test_public", "data-centric", "macro_f1",
+                                     _DATA_CENTRIC[folder], SOURCE))
+    return tuple(scores)
+
+
+def _numbered(count: int) -> tuple[str, ...]:
+    return tuple(str(i) for i in range(count))
+
+
+NOTE = ("DataCLUE: improve train.json/dev.json (relabel, delete, move, add; train+dev <= 30,000); the model and "
+        "recipe are fixed (give --model hf:hfl/rbtl3, the named checkpoint); the score is macro F1 on "
+        "test_public.json. ")
+
+
+def _task(folder: str, description: str, label_list: tuple[str, ...], descriptions: dict[str, str],
+          pair: bool, notes: str = "") -> TaskSpec:
+    return TaskSpec(
+        name=f"dataclue-{folder}",
+        kind=CLASSIFICATION,
+        description=description,
+        reader=f"{PACKAGE}.readers:read_{'pair' if pair else 'single'}",
+        labels=label_list,
+        label_descriptions=descriptions,
+        metrics=(METRIC,),
+        primary_metric="macro_f1",
+        leaderboards=(DATACLUE,),
+        splits=("train", "dev"),
+        scored_splits=("test_public",),
+        sample=f"{PACKAGE}:samples/{folder}",
+        reader_settings=PROTOCOL_SETTINGS,
+        recommendations=recipe(folder),
+        model_recommendations={"hf": recipe(folder), RECIPE_MODEL: recipe(folder)},
+        published=_published(folder),
+        notes=NOTE + notes,
+    )
+
+
+TASKS: tuple[TaskSpec, ...] = (
+    _task("cic", "DataCLUE CIC: customer intent of an e-commerce chat line, 118 labels (noisy train/dev)",
+          _numbered(118), labels.CIC, pair=False,
+          notes="labels.json has integer labels 0..117, read as strings; test_public uses 112 of them."),
+    _task("tnews", "DataCLUE TNEWS: Toutiao news title category, 15 labels '0'..'14' (noisy train/dev)",
+          _numbered(15), labels.TNEWS, pair=False,
+          notes="Labels are '0'..'14' (not CLUE's '100'..'116'); input is the title (sentence) only."),
+    _task("iflytek", "DataCLUE IFLYTEK: app description category, 119 labels (noisy dev)",
+          _numbered(119), labels.IFLYTEK, pair=False,
+          notes="raw_iflytek/train.json is not in the public snapshot of the repository: supply your own."),
+    _task("afqmc", "DataCLUE AFQMC: do two customer questions mean the same? (noisy train/dev)",
+          ("0", "1"), {"0": "different meaning", "1": "same meaning"}, pair=True,
+          notes="raw_afqmc/readme.md's label meanings and sizes do not match the files (10,000/2,000/2,000)."),
+    _task("qbqtc", "DataCLUE QBQTC: query-title relevance, 3 labels (0, 1, 2)",
+          ("0", "1", "2"), {}, pair=True,
+          notes="raw_qbqtc/train.json is empty upstream (move or add examples into it); the official processor's "
+                "label list lacks '2', which dev and test_public use: this task has three labels."),
+    _task("triclue", "DataCLUE TRICLUE: do two questions mean the same? (noisy train/dev)",
+          ("0", "1"), {}, pair=True,
+          notes="Labels are JSON integers and strings mixed; both are read as strings (compute_f1.py would crash)."),
+)
+
+TASK_NAMES = tuple(task.name for task in TASKS)

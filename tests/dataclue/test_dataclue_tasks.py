@@ -1,0 +1,135 @@
+"""The six DataCLUE tasks: reading the official files' quirks, the recipe, the protocol mark, a run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clue_core.errors import ClueError, InputError
+from clue_tasks_dataclue.catalog import TASKS, recipe
+from clue_tasks_dataclue.protocol import MARK, note
+from clue_tasks_dataclue.readers import read_pair, read_single
+
+SAMPLES = Path(__file__).resolve().parents[2] / "plugins/clue-tasks-dataclue/clue_tasks_dataclue/samples"
+
+
+def _task(folder: str):
+    return next(t for t in TASKS if t.name == f"dataclue-{folder}")
+
+
+def test_six_tasks_with_the_fixed_recipe_pinned_for_hf() -> None:
+    assert [t.name for t in TASKS] == ["dataclue-cic", "dataclue-tnews", "dataclue-iflytek", "dataclue-afqmc",
+                                       "dataclue-qbqtc", "dataclue-triclue"]
+    for task in TASKS:
+        folder = task.name.removeprefix("dataclue-")
+        assert task.scored_splits == ("test_public",) and task.primary_metric == "macro_f1"
+        assert task.recommendations == task.model_recommendations["hf"] == task.model_recommendations["hf:hfl/rbtl3"]
+        assert task.recommendations["epochs"] == (6 if folder == "iflytek" else 15)
+        assert task.recommendations["max_length"] == (256 if folder == "iflytek" else 32)
+        assert (task.recommendations["learning_rate"], task.recommendations["batch_size"]) == (2e-5, 64)
+    assert len(_task("cic").labels) == 118 and len(_task("iflytek").labels) == 119
+    assert _task("qbqtc").labels == ("0", "1", "2")
+
+
+def test_the_labels_match_labels_json_of_the_samples() -> None:
+    for folder in ("cic", "tnews", "iflytek"):
+        lines = (SAMPLES / folder / "labels.json").read_text(encoding="utf-8").splitlines()
+        assert [str(json.loads(line)["label"]) for line in lines] == list(_task(folder).labels)
+
+
+def test_triclue_mixed_integer_and_string_labels_read_as_strings() -> None:
+    part = read_pair(_task("triclue"), SAMPLES / "triclue", "train")
+    assert {e.label for e in part.examples} <= {"0", "1"}
+    raw = [json.loads(line)["label"] for line in (SAMPLES / "triclue/train.json").read_text().splitlines()]
+    assert {type(v) for v in raw} == {int, str}
+    assert any("integer label(s) read as label strings" in n for n in part.notes)
+
+
+def test_ids_from_the_file_else_the_line_index_and_repeats_made_unique(tmp_path: Path) -> None:
+    lines = ['{"id": 7, "label": "1", "sentence": "a"}', '{"id": 7, "label": "0", "sentence": "b"}',
+             '{"label": "1", "sentence": "c"}']
+    (tmp_path / "train.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    part = read_single(_task("tnews"), tmp_path, "train")
+    assert [e.id for e in part.examples] == [7, "7#2", 2]
+
+
+def test_datasets_folder_prefers_the_users_copy_then_the_raw_file(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "cic", tmp_path / "raw_cic")
+    (tmp_path / "cic").mkdir()
+    shutil.copy(SAMPLES / "cic/test_public.json", tmp_path / "cic/test_public.json")
+    (tmp_path / "cic/train.json").write_text('{"id": 1, "label": 3, "sentence": "改过的"}\n', encoding="utf-8")
+    train = read_single(_task("cic"), tmp_path, "train")
+    assert [e.text for e in train.examples] == ["改过的"] and train.files == (str(tmp_path / "cic/train.json"),)
+    dev = read_single(_task("cic"), tmp_path, "dev")
+    assert dev.files == (str(tmp_path / "raw_cic/dev.json"),) and "raw_cic/dev.json" in dev.notes[0]
+
+
+def test_an_empty_train_file_is_one_clear_error(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "qbqtc", tmp_path / "raw_qbqtc")
+    (tmp_path / "raw_qbqtc/train.json").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=r"is empty.*move or add labelled examples"):
+        read_pair(_task("qbqtc"), tmp_path, "train")
+
+
+def test_a_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
+    (tmp_path / "train.json").write_text('{"label": "1", "sentence1": "a", "sentence2": "b"}\n'
+                                         '{"label": 1.5, "sentence1": "a", "sentence2": "b"}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_pair(_task("afqmc"), tmp_path, "train")
+    assert caught.value.line == 2 and caught.value.field == "label"
+
+
+def test_a_labels_json_with_other_labels_is_refused(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "tnews", tmp_path / "tnews")
+    with open(tmp_path / "tnews/labels.json", "a", encoding="utf-8") as out:
+        out.write('{"label": "15", "label_des": "新"}\n')
+    with pytest.raises(InputError, match="'15'"):
+        read_single(_task("tnews"), tmp_path / "tnews", "train")
+
+
+def test_the_protocol_note_names_each_departure() -> None:
+    wanted = recipe("cic")
+    assert note("cic", wanted) == ""
+    assert note("cic", {**wanted, "epochs": 3, "learning_rate": 5e-3}) == (
+        f"{MARK}: epochs 3 (recipe 15), learning_rate 0.005 (recipe 2e-05)")
+    assert note("iflytek", {**recipe("cic")}).startswith(f"{MARK}: epochs 15 (recipe 6), max_length 32 (recipe 256)")
+    assert note("cic", None) == ""
+
+
+def test_run_marks_a_departure_in_the_notes_and_manifest(run_cli, kernel, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    kept = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", out / "a", kernel=kernel)
+    assert kept.exit_code == 0, kept.output
+    assert MARK not in kept.output
+    changed = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", out / "b",
+                      "--set", "epochs=3", kernel=kernel)
+    assert changed.exit_code == 0, changed.output
+    assert f"{MARK}: epochs 3 (recipe 15)" in changed.output
+    manifest = json.loads((out / "b/dataclue-cic/manifest.json").read_text(encoding="utf-8"))
+    assert f"train: {MARK}: epochs 3 (recipe 15)" in manifest["notes"]
+    metrics = json.loads((out / "a/dataclue-cic/metrics.json").read_text(encoding="utf-8"))
+    assert set(metrics["test_public"]) == {"macro_f1", "micro_f1"} and metrics["primary_metric"] == "macro_f1"
+
+
+def test_check_reads_every_sample(run_cli, kernel) -> None:
+    result = run_cli("check", *(t.name for t in TASKS), kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert MARK not in result.output
+
+
+def test_hook_module_is_cheap() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, clue_tasks_dataclue.hooks; "
+            "print(sorted(m for m in ('torch', 'numpy', 'transformers', 'click') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_unknown_task_folder_is_one_error(tmp_path: Path) -> None:
+    with pytest.raises(ClueError, match=r"needs train\.json"):
+        read_single(_task("cic"), tmp_path, "train")
