@@ -27,7 +27,8 @@ def test_specs_declare_an_evaluation_only_llm_family() -> None:
     specs = {spec.name: spec for spec in hooks.clue_models()}
     family, tiny = specs["llm"], specs["llm-tiny"]
     assert family.family and not family.trains and family.category == "llm"
-    assert not tiny.trains and set(tiny.kinds) == {"classification", "span", "multiple_choice", "open_question"}
+    assert not tiny.trains and set(tiny.kinds) == {"classification", "span", "multiple_choice", "open_question",
+                                                  "entity_spans", "kbqa_triple"}
     assert specs["llm:Qwen/Qwen2.5-0.5B-Instruct"].recommendations == {"*": {"chat": True}}
     names = {s.name for s in COMMON}
     # encoder settings are not declared, so the tasks' reference values for them never reach an LLM

@@ -38,7 +38,9 @@ def gold(example: Example) -> Any:
     for name in ("label", "answers", "reference"):
         if hasattr(example, name):
             return getattr(example, name)
-    return None
+    from clue_core.plugin import gold_of  # a kind of another plugin's: its kind says where the gold is
+
+    return gold_of(example)
 
 
 def scored(examples: Sequence[Example], questions: Sequence[Question], entries: Sequence[Mapping[str, Any]],
@@ -78,7 +80,7 @@ def missing(kind: str, example: Example, question: Question, recorded: Any) -> P
     return Prediction(example.id, value, None, raw)
 
 
-def _found(prediction: Prediction, generation: Mapping[str, Any]) -> Prediction:
+def found(prediction: Prediction, generation: Mapping[str, Any]) -> Prediction:
     """A generated prediction, with where a recorded answer was found (``raw["recorded"]``) when it was read."""
     if "recorded" not in generation:
         return prediction
@@ -126,7 +128,7 @@ def chosen(kind: str, examples: Sequence[Example], questions: Sequence[Question]
             raw["answer"] = None
             value = unextracted(kind, example, question)
             raw["placeholder"] = value
-        predictions.append(_found(Prediction(example.id, value, None, raw), generation))
+        predictions.append(found(Prediction(example.id, value, None, raw), generation))
     return predictions
 
 
@@ -155,7 +157,7 @@ def spans(examples: Sequence[Example], questions: Sequence[Question], generation
         if text is not None and convert is not None:
             value = convert(text)
             raw["traditional"] = value
-        predictions.append(_found(Prediction(example.id, value, None, raw), generation))
+        predictions.append(found(Prediction(example.id, value, None, raw), generation))
     return predictions
 
 

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from clue_core.plugin import ClueError, TaskSpec
+from clue_models_llm import generic
 from clue_models_llm.backend import backend_info, create_backend, declared, factory_name
 from clue_models_llm.learner import LLMLearner
 from clue_models_llm.prompts import require_prompt
@@ -32,6 +33,7 @@ def learner(family: str, argument: str | None, task: TaskSpec, settings: Mapping
     if info.argument and not argument:
         raise ClueError(f"model {family!r} needs {info.argument}")
     require_prompt(task)
+    generic.require(task)  # a kind this plugin does not read: the task's parse must say how
     values = {**complete(info.settings, settings), **info.fixed}
     if info.check is not None:
         info.check(values)

@@ -20,7 +20,8 @@ inside their methods). Model names from here:
   demo, the tests and speed benchmarks; it never downloads anything.
 
 Prompts belong to the tasks (``TaskSpec.prompt``): the model renders them by example
-kind, so no task name appears in this plugin.
+kind, so no task name appears in this plugin; a kind it does not know (entity spans, KBQA
+triples) is asked and read through the task's own functions (:mod:`clue_models_llm.generic`).
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ from __future__ import annotations
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ModelSpec, hookimpl
 from clue_models_llm.backend import BackendInfo, declared, factory_name
 from clue_models_llm.catalogue import recommendations
-from clue_models_llm.kinds import OPEN_QUESTION
+from clue_models_llm.kinds import GENERIC_KINDS, OPEN_QUESTION
 
 CATEGORY = "llm"
 #: The factory every model name of this plugin is built by, bound to its family (``create.vllm``).
 FACTORY = "clue_models_llm.factory:create.{}"
-#: Every kind: choices are scored or answers generated; open questions are answered turn by turn.
-KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION)
+#: Every kind: choices are scored or answers generated; open questions are answered turn by turn; the
+#: generic kinds (NER's entity spans, KgCLUE's triples) generated and read by the task's own parse.
+KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION, *GENERIC_KINDS)
 
 
 @hookimpl

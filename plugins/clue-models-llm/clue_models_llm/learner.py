@@ -38,7 +38,7 @@ from clue_core.plugin import (
     TaskSpec,
     write_json,
 )
-from clue_models_llm import answers
+from clue_models_llm import answers, generic
 from clue_models_llm.asking import Asker
 from clue_models_llm.backend import Backend, Description, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache, entry_key
@@ -90,7 +90,7 @@ class LLMLearner:
         self.prompts_digest = _Digest()
         self.usage = Usage()
         self.counts = {"examples": 0, "labelled": 0, "unextracted": 0, "unextracted_unlabelled": 0,
-                       "truncated": 0}
+                       "truncated": 0, "malformed": 0}
         self.processes: list[dict[str, int]] = []
 
     # -- setting up -----------------------------------------------------------------------
@@ -106,6 +106,10 @@ class LLMLearner:
     def check_plan(self, splits: Mapping[str, Sequence[Example]]) -> None:
         """At planning, before any task runs: few-shot demos this task's training split cannot give."""
         check_shots(splits.get("train", ()), self.settings.shots, self.task.name)
+        if self.settings.shots and generic.is_generic(self.task.kind) and self.prompt.answer is None:
+            raise ClueError(f"task {self.task.name}: shots={self.settings.shots} needs the gold answers written as "
+                            f"a model should write them, and its prompt names no answer function "
+                            f"(Prompt.answer); use shots=0")
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         """Everything ``predict`` needs (nothing is trained); ``train`` gives the demos, ``dev`` llm-tiny's words."""
@@ -185,6 +189,7 @@ class LLMLearner:
             if raw.get("extracted") is False:
                 self.counts["unextracted" if labelled else "unextracted_unlabelled"] += 1
             self.counts["truncated"] += bool(raw.get("truncated"))
+            self.counts["malformed"] += "malformed" in raw
             self.prompts_digest.update(raw.get("prompt") or json.dumps(raw.get("prompts"), ensure_ascii=False))
             for usage in raw.get("usage") or []:
                 self.usage.add(usage)
@@ -207,6 +212,9 @@ class LLMLearner:
                 return self._likelihood(examples, questions)
             return answers.chosen(kind, examples, questions, self._generations(answers.asked(examples, questions)),
                                   stops)
+        if renderer.functions is not None:  # a kind whose answers the task reads (clue_models_llm.generic)
+            prompts = answers.asked(examples, questions)
+            return generic.predictions(examples, prompts, self._generations(prompts), stops, renderer.functions)
         raise ClueError(f"language models cannot answer {kind} examples")
 
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
@@ -268,6 +276,8 @@ class LLMLearner:
         if self.settings.mode == "generate" and self.task.kind in (CLASSIFICATION, MULTIPLE_CHOICE):
             info["unextracted_rule"] = ("counted as wrong: None (classification) or a non-gold index (multiple "
                                         "choice); unlabelled examples get the first label/choice")
+        if generic.is_generic(self.task.kind):  # answers the task's parse found malformed (scored as its value)
+            info["malformed"] = self.counts["malformed"]
         if self.convert is not None:
             info["traditional"] = {"converter": "opencc", "config": TRADITIONAL_CONFIG}
         if described.computed:

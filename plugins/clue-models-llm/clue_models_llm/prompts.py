@@ -39,6 +39,7 @@ from clue_core.plugin import (
     Prompt,
     TaskSpec,
 )
+from clue_models_llm import generic
 from clue_models_llm.kinds import OPEN_QUESTION
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -99,7 +100,7 @@ def example_fields(example: Any, kind: str) -> dict[str, str]:
         return {"context": example.context, "question": example.question, "choices": lettered(example.choices)}
     if kind == OPEN_QUESTION:
         return {"dimension": example.dimension, "category": example.category}
-    raise ClueError(f"language models cannot answer {kind} examples")
+    raise ClueError(f"language models cannot answer {kind} examples")  # a generic kind: clue_models_llm.generic
 
 
 class _Placeholders(dict):
@@ -122,6 +123,7 @@ class Renderer:
         self.prefix_in_chat = prefix_in_chat
         names = {name for _, name, _, _ in string.Formatter().parse(self.prompt.template) if name}
         self.fields = names
+        self.functions = generic.TaskFunctions.of(task) if generic.is_generic(self.kind) else None
         if self.kind == CLASSIFICATION:
             self.labels = tuple(task.labels)
             self.words = tuple(verbalizer(self.prompt, label) for label in self.labels)
@@ -129,7 +131,12 @@ class Renderer:
     # -- pieces ---------------------------------------------------------------------------
 
     def body(self, example: Any) -> str:
-        values = example_fields(example, self.kind)
+        if self.functions is not None:  # a kind the task reads itself: its render, or its fields by name
+            if self.functions.render is not None:
+                return self.functions.render(example)
+            values = generic.template_fields(self.prompt.template, example)
+        else:
+            values = example_fields(example, self.kind)
         try:
             return self.prompt.template.format_map(values)
         except (KeyError, IndexError, ValueError) as exc:
@@ -144,6 +151,11 @@ class Renderer:
             return example.choices[example.label]
         if self.kind == SPAN:
             return example.answers[0][0]
+        if self.functions is not None:
+            if self.functions.answer is None:
+                raise ClueError(f"task {self.task.name}: few-shot demos need its prompt's answer function "
+                                f"(Prompt.answer); use shots=0")
+            return self.functions.answer(example)
         return example.reference or ""
 
     def choices(self, example: Any) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...]]:
@@ -205,6 +217,8 @@ class Renderer:
     def skeleton(self) -> str:
         """The prompt with every field left as ``{name}``: what the template hash covers."""
         body = self.prompt.template.format_map(_Placeholders())
+        if self.prompt.render is not None and self.functions is not None:  # the task writes the question itself
+            body = f"{{render {self.prompt.render}}}"
         if self.kind == OPEN_QUESTION:
             return "\n\n".join(part for part in (self.prompt.instruction, body) if part)
         return self._compose(body)
@@ -240,7 +254,9 @@ def _has_gold(example: Any) -> bool:
     for name in ("label", "answers", "reference"):
         if hasattr(example, name):
             return getattr(example, name) is not None
-    return False
+    from clue_core.plugin import gold_of  # a generic kind's example: its kind says where the gold is
+
+    return gold_of(example) is not None
 
 
 def vocabulary_texts(task: TaskSpec, examples: Iterable[Any]) -> list[str]:
@@ -251,6 +267,15 @@ def vocabulary_texts(task: TaskSpec, examples: Iterable[Any]) -> list[str]:
     if prompt is not None:
         texts += [prompt.instruction, prompt.template, prompt.answer_prefix, *prompt.verbalizers.values()]
     texts += list(task.labels)
+    functions = generic.TaskFunctions.of(task) if generic.is_generic(task.kind) and prompt is not None else None
+    if functions is not None:  # the rendered questions, the gold answers and the characters of JSON answers
+        texts.append('{}[]":,|')
+        for example in examples:
+            texts.append(functions.render(example) if functions.render else
+                         prompt.template.format_map(generic.template_fields(prompt.template, example)))  # type: ignore[union-attr]
+            if functions.answer is not None and _has_gold(example):
+                texts.append(functions.answer(example))
+        return texts
     for example in examples:
         texts += [str(value) for value in example_fields(example, task.kind).values()]
         if task.kind == SPAN and getattr(example, "answers", None):

@@ -53,6 +53,8 @@ PROMPT = Prompt(
     ),
     template="句子：{text}",
     answer_prefix="答案：",
+    parse=f"{_PACKAGE}.prompting:parse",  # an LLM's JSON answer -> spans at every occurrence (prompting.py)
+    answer=f"{_PACKAGE}.prompting:answer",
 )
 
 CLUENER2020 = TaskSpec(
