@@ -160,9 +160,23 @@ def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
 
 def recorded_gold(example: Any) -> Any:
     """The example's gold as a prediction record holds it (its kind's ``record_gold``), or None
-    without gold: the record writer asks the kind, so no kind's shape is written in the kernel."""
+    without gold: the record writer asks the kind, so no kind's shape is written in the kernel.
+
+    A kind's gold or ``record_gold`` function that fails (or does not load) is its plugin's bug: one
+    line naming the kind and the function (a ``PluginError``), as ``gold_of`` says it, no traceback.
+    """
     found = spec_for(example)
-    gold = None if found is None else found[1](example)
-    if gold is None or found is None or found[0].record_gold is None:
-        return gold
-    return resolve(found[0].record_gold)(gold)
+    if found is None:
+        return None
+    spec, accessor = found
+    step, ref = "gold", spec.gold
+    try:
+        gold = accessor(example)
+        if gold is None or spec.record_gold is None:
+            return gold
+        step, ref = "record_gold", spec.record_gold
+        return resolve(spec.record_gold)(gold)
+    except Exception as exc:
+        from clue_core.errors import PluginError
+
+        raise PluginError(f"kind {spec.name!r}: {step} {ref} raised {type(exc).__name__}: {exc}") from exc

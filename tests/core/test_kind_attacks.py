@@ -243,8 +243,6 @@ def test_a_gold_reference_that_raises_is_one_line(run_cli, isolated_kernel: Kern
     one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "boom in gold")
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (recorded_gold) and clue_core/record_write.py: a kind's "
-                   "record_gold that raises escapes the record writer as a traceback")
 def test_a_record_gold_that_raises_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, record_gold="kattack.impl:record_gold_raises")],
                                                  [task()]))
