@@ -53,6 +53,9 @@ PROMPT = Prompt(
                  "主语写实体全名（有消歧义说明的连同括号写出），不要解释。"),
     template="问题：{question}",
     answer_prefix="答案：",
+    render=f"{_PACKAGE}.prompting:render",  # an LLM's question (with the KB's candidates) and answer (prompting.py)
+    parse=f"{_PACKAGE}.prompting:parse",
+    answer=f"{_PACKAGE}.prompting:answer",
 )
 
 
