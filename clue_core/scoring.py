@@ -130,7 +130,30 @@ def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, d
                           f"{len(examples)} examples")
     for prediction in predictions:
         _check_scores(task, prediction)
-    return decode_and_align(task, examples, predictions, decode)  # type: ignore[return-value]
+    aligned = decode_and_align(task, examples, predictions, decode)
+    _check_values(task, examples, aligned)
+    return aligned  # type: ignore[return-value]
+
+
+def _check_values(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> None:
+    """A model's answers are of the task's kind (the check a leaderboard file gets), so a model returning
+    a malformed value is one line naming it, not a traceback from deep inside a metric. ``None`` is no
+    answer (an LLM's unparsable one), which metrics count as wrong."""
+    kind = kind_spec(task.kind)
+    try:
+        check = resolve(kind.check_prediction)
+    except Exception as exc:
+        raise PluginError(f"kind {kind.name}: check_prediction {kind.check_prediction} could not be loaded "
+                          f"({type(exc).__name__}: {exc})") from exc
+    for example, prediction in zip(examples, predictions):
+        if prediction is None or prediction.value is None:
+            continue
+        try:
+            problem = check(task, example, prediction.value)
+        except Exception as exc:
+            raise PluginError(f"kind {kind.name}: check_prediction raised {type(exc).__name__}: {exc}") from exc
+        if problem:
+            raise PluginError(f"{task.name}: the model's prediction for example {prediction.id!r}: {problem}")
 
 
 def _check_scores(task: TaskSpec, prediction: Prediction) -> None:

@@ -282,8 +282,6 @@ def test_evaluate_with_a_check_prediction_answering_false_is_the_plugins_error(
     one_error_line(evaluate(run_cli, kernel, tmp_path), "tagging-attack", "check_prediction")
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/scoring.py (_check_values): a kind's check_prediction that does "
-                   "not import, or raises, escapes clue-core run as a traceback")
 @pytest.mark.parametrize("check, words", [("kattack.nowhere:check", ("kattack.nowhere:check",)),
                                           ("kattack.impl:prediction_raises", ("boom in check_prediction",))])
 def test_a_run_with_a_broken_check_prediction_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path,
