@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from clue_builtin import hooks as builtin
-from clue_data import hooks as data_plugin
-from clue_leaderboard import hooks as leaderboard_plugin
 from clue_core.cli import cli
 from clue_core.kernel import Kernel
+from clue_data import hooks as data_plugin
+from clue_leaderboard import hooks as leaderboard_plugin
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REAL_SAMPLES = REPO_ROOT.parent / "shared" / "reference" / "real-samples"

@@ -126,14 +126,16 @@ def test_a_fetch_returning_a_file_is_one_line(run_cli, tmp_path: Path) -> None:
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
                      kernel=kernel_with(spec(lambda task, progress: file)))
     line = one_line(result)
-    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and str(file) in line and "not a folder" in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): "), line
+    assert str(file) in line and "not a folder" in line, line
 
 
 def test_a_fetch_returning_a_missing_folder_is_one_line(run_cli, tmp_path: Path) -> None:
     result = run_cli("run", "afqmc", "--model", "baseline", "-o", tmp_path / "runs",
                      kernel=kernel_with(spec(lambda task, progress: tmp_path / "gone")))
     line = one_line(result)
-    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): ") and "gone" in line and "nothing is there" in line, line
+    assert line.startswith(f"error: fetcher lab (plugin {PLUGIN}): "), line
+    assert "gone" in line and "nothing is there" in line, line
 
 
 def test_a_fetched_folder_without_any_of_the_task_files_blames_the_fetcher(run_cli, tmp_path: Path) -> None:
