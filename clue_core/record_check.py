@@ -79,9 +79,16 @@ class Kind:
         object.__setattr__(self, "key", self.key or name)
 
     def value(self, data: dict[str, Any]) -> Any:
+        if "." not in self.key:  # nearly every field: one look-up (a test split checks each of its lines)
+            return data.get(self.key) if isinstance(data, dict) else None
         for part in self.key.split("."):
             data = data.get(part) if isinstance(data, dict) else None
         return data
+
+    @property
+    def checks(self) -> bool:
+        """Whether a present value can fail this field (``raw``, ``gold``: anything passes, unless required)."""
+        return self.required or self.test is not _anything or self.items is not None or bool(self.fields)
 
     def __get__(self, record: Any, owner: type | None = None) -> Any:
         if record is None:
@@ -110,7 +117,11 @@ def _is(kind: type) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, kind) and (kind is bool or not isinstance(v, bool))
 
 
-ANY = Kind("anything", lambda v: True, missing="missing")
+def _anything(value: Any) -> bool:
+    return True
+
+
+ANY = Kind("anything", _anything, missing="missing")
 NAME = Kind("a name", lambda v: isinstance(v, str) and v != "")
 TEXT, INT, NUMBER = Kind("a string", _is(str)), Kind("an integer", _is(int)), Kind("a number", is_number)
 BOOL = Kind("true or false", _is(bool), bool, bool)
@@ -134,18 +145,20 @@ class At:
     def fields(self, data: dict[str, Any], fields: tuple[Kind, ...], prefix: str = "") -> None:
         """Each declared field of ``data``; an absent or null optional one passes, unknown fields pass."""
         for declared in fields:
-            name, value = f"{prefix}{declared.key}", declared.value(data)
+            value = declared.value(data)
             if declared.required and declared.missing and declared.key not in data:
-                raise InputError(self.path, declared.missing, field=name, line=self.line)
+                raise InputError(self.path, declared.missing, field=f"{prefix}{declared.key}", line=self.line)
             if value is not None or declared.required:
-                self.value(name, value, declared)
+                self.value(f"{prefix}{declared.key}", value, declared)
 
     def value(self, name: str, value: Any, kind: Kind) -> None:
         if not kind.test(value):
             raise self.fail(name, kind.expected, value, kind.shown)
-        for key, item in (enumerate(value) if isinstance(value, list) else value.items()) if kind.items else ():
-            self.value(f"{name}[{key}]" if isinstance(value, list) else f"{name}.{key}", item, kind.items)
-        self.fields(value, kind.fields, f"{name}.")
+        if kind.items is not None:
+            for key, item in enumerate(value) if isinstance(value, list) else value.items():
+                self.value(f"{name}[{key}]" if isinstance(value, list) else f"{name}.{key}", item, kind.items)
+        if kind.fields:
+            self.fields(value, kind.fields, f"{name}.")
 
 
 class NewerRecord(InputError):
@@ -161,10 +174,12 @@ class Record:
     data: dict[str, Any]
     path: Path | None = None
     FIELDS: ClassVar[tuple[Kind, ...]] = ()
+    CHECKED: ClassVar[tuple[Kind, ...]] = ()
     SCHEMA: ClassVar[bool] = True  # it carries ``schema`` (a prediction line does not)
 
     def __init_subclass__(cls) -> None:
         cls.FIELDS = tuple(v for v in vars(cls).values() if isinstance(v, Kind))
+        cls.CHECKED = tuple(kind for kind in cls.FIELDS if kind.checks)  # what checking a file walks
 
     @classmethod
     def checked(cls: type[R], data: dict[str, Any], path: Path, manifest: Record | None = None) -> R:
@@ -183,8 +198,9 @@ class Record:
         if schema != RUN_SCHEMA:  # no name at all is a damaged file: upgrading would not read it, --overwrite may
             raise InputError(path, f"expected the schema name {RUN_SCHEMA}, got {_shown(schema)} (a damaged file)",
                              field="schema")
-        at = At(path, newer_writer(manifest.data if manifest else data if cls.SCHEMA else None), line)
-        at.fields(data, cls.FIELDS)
+        writer = manifest.data if manifest else data if cls.SCHEMA else None  # a prediction line names none
+        at = At(path, newer_writer(writer) if writer else "", line)
+        at.fields(data, cls.CHECKED)
         cls.check_across(at, data)
         found = non_finite(data)  # no clue-core writes one (its JSON writers refuse them)
         if found is not None:
@@ -201,11 +217,15 @@ def non_finite(data: Any) -> tuple[str, Any] | None:
     A first pass only looks (a test split has many records); the names are built on a find.
     """
     stack = [data]
-    while stack:
+    while stack:  # branch by type: extending by () for every string and number doubled this walk's cost
         value = stack.pop()
-        if type(value) is float and not math.isfinite(value):
-            break
-        stack.extend(value.values() if type(value) is dict else value if type(value) is list else ())
+        if type(value) is float:
+            if not math.isfinite(value):
+                break
+        elif type(value) is dict:
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
     else:
         return None
     named: list[tuple[str, Any]] = [("", data)]
