@@ -67,7 +67,8 @@ def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Pa
 def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: bool) -> None:
     """Check the submission files of runs against their test files and pack them into one zip."""
     from clue_core.plugin import MANIFEST
-    from clue_leaderboard.submission import SELECTION, build_submission, unfinished_runs
+    from clue_leaderboard.runs import SELECTION, unfinished_runs
+    from clue_leaderboard.submission import build_submission
 
     checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force)
     for folder in dict.fromkeys(run_dirs):  # a folder of runs: an interrupted one is not packed, and says so

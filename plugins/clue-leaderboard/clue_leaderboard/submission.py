@@ -4,7 +4,8 @@ The leaderboard scores JSON Lines files by position and silently mis-scores file
 class indices, batch-local ids, missing or shuffled lines; so every file is re-read and
 compared with the test file it answers before anything is packed. :func:`build_submission` is both
 ``clue-core submit`` and ``clue_core.api.submit`` (the ``submit`` spec's ``api``); :func:`match_entries`
-also lines up the files ``clue-core evaluate`` scores.
+also lines up the files ``clue-core evaluate`` scores. Which run folders are packed is
+:mod:`clue_leaderboard.runs`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from clue_core.plugin import (
     resolve,
     resolve_task_data,
 )
+from clue_leaderboard.runs import find_run_dirs
 
 #: A kind's ``check_prediction(task, example, value)``: what is wrong with a value, or None.
 PredictionCheck = Callable[[TaskSpec, Example, Any], "str | None"]
@@ -142,75 +144,6 @@ def match_entries(
     if missing and not allow_missing:
         raise InputError(path, f"no prediction for {len(missing)} of {len(examples)} examples, first id {missing[0]!r}")
     return values
-
-
-#: A folder's own choice of runs to submit: ``{"schema": SELECTION_SCHEMA, "runs": [relative paths]}``.
-SELECTION = "submit.json"
-SELECTION_SCHEMA = "clue-core/selection@1"
-
-
-def selected_runs(folder: Path) -> list[Path] | None:
-    """The runs ``folder/submit.json`` names (a sweep's best configuration per task), or None without one.
-
-    Any tool may write it; each path is relative to the folder and must stay inside it, so a
-    selection never packs files from elsewhere on the disk.
-    """
-    path = folder / SELECTION
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"unreadable selection ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SELECTION_SCHEMA:
-        raise InputError(path, f"expected {SELECTION_SCHEMA!r}", field="schema")
-    runs = data.get("runs")
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, str) and r for r in runs):
-        raise InputError(path, "expected a non-empty list of run folders relative to this file", field="runs")
-    root, chosen = folder.resolve(), []
-    for position, name in enumerate(runs):
-        run_dir = folder / name
-        if Path(name).is_absolute() or not run_dir.resolve().is_relative_to(root):
-            raise InputError(path, f"{name!r} is outside {folder}", field=f"runs[{position}]")
-        if not (run_dir / MANIFEST).is_file():
-            raise InputError(path, f"{name!r} is not a run directory (no {MANIFEST})", field=f"runs[{position}]")
-        chosen.append(run_dir)
-    return chosen
-
-
-def find_run_dirs(paths: Sequence[Path]) -> list[Path]:
-    """Each path is a task's run dir (with a manifest), a folder whose ``submit.json`` selects runs, or
-    a folder of runs."""
-    found: list[Path] = []
-    seen: set[Path] = set()
-    for path in paths:
-        if not path.is_dir():
-            raise ClueError(f"{path}: no such run directory")
-        selection = None if (path / MANIFEST).is_file() else selected_runs(path)
-        if (path / MANIFEST).is_file():
-            children = [path]
-        elif selection is not None:
-            children = selection
-        else:
-            # .<task>.staging folders are runs being built (or interrupted, awaiting --resume), not runs
-            children = sorted(p.parent for p in path.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
-        if not children:
-            unfinished = unfinished_runs(path)
-            hint = f"; {unfinished}: continue with clue-core run --resume" if unfinished else ""
-            raise ClueError(f"{path}: not a run directory (no {MANIFEST} in it or its sub-folders{hint})")
-        for child in children:  # a run named twice (itself and its folder) is packed once
-            if child.resolve() not in seen:
-                seen.add(child.resolve())
-                found.append(child)
-    return found
-
-
-def unfinished_runs(folder: Path) -> str:
-    """``.tnews.staging holds a run that did not finish`` for the staging folders of runs killed (or still
-    running) in ``folder``, which are never packed; ``""`` where there are none."""
-    staged = sorted(p.parent.name for p in folder.glob(f".*/{MANIFEST}"))
-    many = len(staged) > 1
-    return f"{', '.join(staged)} {'hold runs' if many else 'holds a run'} that did not finish" if staged else ""
 
 
 def complete_manifest(run_dir: Path) -> Manifest:
