@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from clue_core.plugin import ClueError, RunContext, Setting
+from clue_core.plugin import ClueError, Setting
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # clue_core.context only for type checkers: listing models must not import it
+    from clue_core.plugin import RunContext
     from clue_models_llm.catalogue import CatalogueEntry
 
 #: ``done(entries)``: the answers of some requests, by their index in the call's list.
@@ -187,7 +188,9 @@ class BackendInfo:
     ``check(values)`` refuses values that cannot work together before anything is built;
     ``fixed`` are values the model always runs with, whatever was set; ``catalogue`` lists
     well-known arguments as model names of their own (``llm:Qwen/Qwen3-8B``); ``size_class``
-    is what ``clue-core list models`` shows for a model named without argument.
+    is what ``clue-core list models`` shows for a model named without argument. ``unavailable``
+    is set by :func:`declared` alone, for a third party's module that failed to import: the
+    one line that using the family says instead of building it.
     """
 
     family: str
@@ -199,9 +202,12 @@ class BackendInfo:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     catalogue: tuple[CatalogueEntry, ...] = ()
     size_class: str = ""
+    unavailable: str = ""
 
     def backend_class(self) -> type:
         """The class (imported now where ``create`` is a reference)."""
+        if self.unavailable:
+            raise ClueError(self.unavailable)
         if not isinstance(self.create, str):
             return self.create
         module, _, attribute = self.create.partition(":")
@@ -219,15 +225,49 @@ def _module_declarations(path: str) -> tuple[BackendInfo, ...]:
 
 @cache
 def declared() -> tuple[BackendInfo, ...]:
-    """Every backend declared: this plugin's :data:`REGISTRY`, then the ``clue_models_llm.backends`` entry points."""
-    from importlib.metadata import entry_points
+    """Every backend declared: this plugin's :data:`REGISTRY`, then the ``clue_models_llm.backends`` entry points.
 
-    paths = list(REGISTRY)
-    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda point: point.name):
-        path = point.value.partition(":")[0]
-        if path not in paths:
-            paths.append(path)
-    return tuple(info for path in paths for info in _module_declarations(path))
+    A third party's module that fails to import (its SDK missing) or declares no ``BACKEND`` must
+    not take this plugin's other models down with it: its entry point's name is still listed as a
+    family, and using it says, in one line, which package and what error (this plugin's own
+    modules failing is a bug, and the plugin's error row says so).
+    """
+    infos = [info for path in REGISTRY for info in _module_declarations(path)]
+    seen = set(REGISTRY)
+    for name, path, package in _third_party():
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            infos += _module_declarations(path)
+        except Exception as exc:  # anything its import raises: said when the family is used
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())
+            infos.append(BackendInfo(family=name, description=f"unavailable: {package}'s backend {path} failed "
+                                     f"to import ({why})", settings=(), create="", argument="a model name",
+                                     unavailable=f"model {name!r} is unavailable: the backend module {path} of "
+                                                 f"package {package} failed to import: {why}"))
+    return tuple(infos)
+
+
+def _third_party() -> list[tuple[str, str, str]]:
+    """``(entry point name, module, package)`` of each ``clue_models_llm.backends`` entry point, by name.
+
+    Only the distributions whose ``entry_points.txt`` names the group are parsed (listing models
+    reads every installed distribution's file; parsing them all and their metadata costs more than
+    this plugin's own modules do).
+    """
+    from importlib.metadata import distributions
+
+    header = f"[{ENTRY_POINTS}]"
+    found = []
+    for dist in distributions():
+        text = dist.read_text("entry_points.txt")
+        if not text or header not in text:
+            continue
+        package = dist.metadata["Name"] or "?"
+        found += [(point.name, point.value.partition(":")[0], package) for point in dist.entry_points
+                  if point.group == ENTRY_POINTS]
+    return sorted(found)
 
 
 def backend_info(family: str) -> BackendInfo:

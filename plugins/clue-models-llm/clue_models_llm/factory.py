@@ -30,6 +30,8 @@ def learner(family: str, argument: str | None, task: TaskSpec, settings: Mapping
     its settings; then the values are completed with the defaults and checked together.
     """
     info = backend_info(family)
+    if info.unavailable:  # a third party's module that failed to import: its package and error, in one line
+        raise ClueError(info.unavailable)
     if info.argument and not argument:
         raise ClueError(f"model {family!r} needs {info.argument}")
     require_prompt(task)
