@@ -74,6 +74,7 @@ def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> No
                           f"not a class")
     check = _kind_ref(kind, "check_example") if kind.check_example else None
     seen: dict[str, int] = {}
+    shapes: set[type] = set()  # the example types whose id and gold attribute were looked for
     for index, example in enumerate(part.examples):
         if not isinstance(example, example_type):
             other = spec_for(example)
@@ -81,6 +82,9 @@ def check_examples(task: TaskSpec, part: SplitData, *, test: bool = False) -> No
                 raise PluginError(f"task {task.name}: reader returned a {type(example).__name__}, not an example")
             raise PluginError(f"task {task.name}: reader returned a {other[0].name} example for a "
                               f"{task.kind} task")
+        if type(example) not in shapes:
+            _check_shape(kind, example)
+            shapes.add(type(example))
         problem = _checked(kind, check, task, example) if check else None
         if problem:
             raise _located(part, index, *problem)
@@ -102,6 +106,16 @@ def _kind_ref(kind: KindSpec, name: str) -> Any:
     except (ImportError, AttributeError, ValueError) as exc:
         raise PluginError(f"kind {kind.name!r}: {name} {ref} could not be loaded ({type(exc).__name__}: {exc})"
                           ) from None
+
+
+def _check_shape(kind: KindSpec, example: Any) -> None:
+    """An example has the ``id`` every record and leaderboard file keys by, and the attribute its kind's
+    ``gold`` names: a misspelt one read every example as having no gold, and the split went unscored."""
+    name = type(example).__name__
+    if not hasattr(example, "id"):
+        raise PluginError(f"kind {kind.name!r}: its example type {name} has no id")
+    if ":" not in kind.gold and not hasattr(example, kind.gold):
+        raise PluginError(f"kind {kind.name!r}: gold {kind.gold!r} is not an attribute of its example type {name}")
 
 
 def _checked(kind: KindSpec, check: Any, task: TaskSpec, example: Any) -> tuple[str, str] | None:

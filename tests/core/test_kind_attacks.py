@@ -41,6 +41,12 @@ class Tagged:
 NOT_A_CLASS = 3
 
 
+@dataclass(frozen=True, slots=True)
+class NoId:
+    tokens: tuple[str, ...]
+    tags: tuple[str, ...] | None = None
+
+
 def check_example(task, example):
     return None
 
@@ -88,6 +94,11 @@ def read(task, data_dir, split):
     examples = tuple(Tagged(field(r, "id", int, path=path, line=n), tuple(r["text"]), tuple(r["tags"]))
                      for n, r in rows)
     return SplitData(examples, files=(str(path),), where=tuple(f"{path}:{n}" for n, _ in rows))
+
+
+def read_no_id(task, data_dir, split):
+    path, rows = _rows(data_dir, split)
+    return SplitData(tuple(NoId(tuple(r["text"]), tuple(r["tags"])) for _, r in rows), files=(str(path),))
 
 
 def read_dicts(task, data_dir, split):
@@ -371,3 +382,19 @@ def test_another_kernels_classification_does_not_change_this_kernels_gold(isolat
     other.register(Plugin([replace(isolated_kernel.kinds["classification"], gold="text")], extras=False), "other")
     assert row(other, "other").status == "ok"
     assert gold_of(example) == "1"  # isolated_kernel's classification, whatever a later kernel declared
+
+
+# -- an example type that does not hold what its kind says ---------------------------------------------
+
+
+def test_a_gold_attribute_the_example_type_lacks_is_one_line(run_cli, isolated_kernel: Kernel,
+                                                              tmp_path: Path) -> None:
+    """``gold="tagz"`` (a typo) read every example as having no gold: the split was silently not scored."""
+    kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, gold="tagz")], [task()]))
+    one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "gold", "tagz", "Tagged")
+
+
+def test_an_example_type_without_an_id_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
+    kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, example="kattack.impl:NoId")],
+                                                 [task(reader="kattack.impl:read_no_id")]))
+    one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "id", "NoId")
