@@ -26,7 +26,8 @@ def test_six_tasks_with_the_fixed_recipe_pinned_for_hf() -> None:
     for task in TASKS:
         folder = task.name.removeprefix("dataclue-")
         assert task.scored_splits == ("test_public",) and task.primary_metric == "macro_f1"
-        assert task.recommendations == task.model_recommendations["hf"] == task.model_recommendations["hf:hfl/rbtl3"]
+        assert task.recommendations == task.model_recommendations["hf"]
+        assert task.model_recommendations["hf:hfl/rbtl3"] == {**task.recommendations, "recipe_model": "hf:hfl/rbtl3"}
         assert task.recommendations["epochs"] == (6 if folder == "iflytek" else 15)
         assert task.recommendations["max_length"] == (256 if folder == "iflytek" else 32)
         assert (task.recommendations["learning_rate"], task.recommendations["batch_size"]) == (2e-5, 64)
@@ -91,25 +92,41 @@ def test_a_labels_json_with_other_labels_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_protocol_note_names_each_departure() -> None:
-    wanted = recipe("cic")
+    wanted = {**recipe("cic"), "recipe_model": "hf:hfl/rbtl3"}
     assert note("cic", wanted) == ""
     assert note("cic", {**wanted, "epochs": 3, "learning_rate": 5e-3}) == (
         f"{MARK}: epochs 3 (recipe 15), learning_rate 0.005 (recipe 2e-05)")
-    assert note("iflytek", {**recipe("cic")}).startswith(f"{MARK}: epochs 15 (recipe 6), max_length 32 (recipe 256)")
+    assert note("iflytek", wanted).startswith(f"{MARK}: epochs 15 (recipe 6), max_length 32 (recipe 256)")
+    assert note("cic", recipe("cic")) == f"{MARK}: model is not hf:hfl/rbtl3"
     assert note("cic", None) == ""
+
+
+@pytest.mark.parametrize(("model", "mark"), [
+    ("hf:hfl/rbtl3", ""),
+    ("hf:/models/chinese_rbtl3_pytorch", f"{MARK}: model is not hf:hfl/rbtl3"),  # the task cannot tell a local copy
+    ("hf:hfl/rbt3", f"{MARK}: model is not hf:hfl/rbtl3, learning_rate 5e-05 (recipe 2e-05), epochs_scale 2.0 "
+                    "(recipe 1.0)"),
+])
+def test_the_planned_settings_of_hf_models_reach_the_reader(model: str, mark: str) -> None:
+    from clue_core.plugin import api
+
+    settings = {s["name"]: s["value"] for s in api.plan("dataclue-cic", model, sample=True)[0]["settings"]}
+    part = read_single(_task("cic"), SAMPLES / "cic", "train", settings=settings)
+    assert [n for n in part.notes if MARK in n] == ([mark] if mark else [])
 
 
 def test_run_marks_a_departure_in_the_notes_and_manifest(run_cli, kernel, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    kept = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", out / "a", kernel=kernel)
+    kept = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", out / "a",
+                   "--set", "recipe_model=hf:hfl/rbtl3", kernel=kernel)  # as the recipe's model would
     assert kept.exit_code == 0, kept.output
     assert MARK not in kept.output
     changed = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", out / "b",
                       "--set", "epochs=3", kernel=kernel)
     assert changed.exit_code == 0, changed.output
-    assert f"{MARK}: epochs 3 (recipe 15)" in changed.output
+    assert f"{MARK}: model is not hf:hfl/rbtl3, epochs 3 (recipe 15)" in changed.output
     manifest = json.loads((out / "b/dataclue-cic/manifest.json").read_text(encoding="utf-8"))
-    assert f"train: {MARK}: epochs 3 (recipe 15)" in manifest["notes"]
+    assert f"train: {MARK}: model is not hf:hfl/rbtl3, epochs 3 (recipe 15)" in manifest["notes"]
     metrics = json.loads((out / "a/dataclue-cic/metrics.json").read_text(encoding="utf-8"))
     assert set(metrics["test_public"]) == {"macro_f1", "micro_f1"} and metrics["primary_metric"] == "macro_f1"
 

@@ -53,8 +53,15 @@ def _checked(name: str, kind: type, default: object, what: str) -> Setting:
                                         f"that departs ('not the DataCLUE protocol')", schedule=True)
 
 
+#: Set only by the task's recommendation for the recipe's model (``model_recommendations``), so the
+#: reader can tell a run of another model: no task step is told the model's name.
+RECIPE_MODEL_SETTING = Setting(
+    "recipe_model", str, "", f"set by the task for {RECIPE_MODEL} (the recipe's checkpoint); empty for any other "
+    "model, whose runs are marked 'not the DataCLUE protocol'", report=True)
+
 #: The recipe values the reader sees (defaults: the hf models' declared defaults, which they must equal).
 PROTOCOL_SETTINGS: tuple[Setting, ...] = (
+    RECIPE_MODEL_SETTING,
     _checked("epochs", int, 3, "passes over train.json"),
     _checked("learning_rate", float, 2e-5, "peak learning rate"),
     _checked("max_length", int, 128, "tokens per input"),
@@ -115,7 +122,8 @@ def _task(folder: str, description: str, label_list: tuple[str, ...], descriptio
         sample=f"{PACKAGE}:samples/{folder}",
         reader_settings=PROTOCOL_SETTINGS,
         recommendations=recipe(folder),
-        model_recommendations={"hf": recipe(folder), RECIPE_MODEL: recipe(folder)},
+        model_recommendations={"hf": recipe(folder),
+                               RECIPE_MODEL: {**recipe(folder), RECIPE_MODEL_SETTING.name: RECIPE_MODEL}},
         published=_published(folder),
         notes=NOTE + notes,
     )

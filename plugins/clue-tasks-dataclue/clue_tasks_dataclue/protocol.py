@@ -6,9 +6,12 @@ the recipe's settings as reader settings under the hf models' own names, types a
 the reader of ``train`` receives the values the model trains with. A departure becomes one reader
 note, which the runner prints and records in the manifest's ``notes``.
 
-What a reader cannot see: the model name and the seed (neither is given to task steps); those are
-documented in docs/dataclue.md. Values all equal to the declared defaults mean no run planned
-them (``clue-core check``): a run always has the task's recommendation layer, so no note is made.
+The model's name is given to no task step either, so the task's recommendation for the recipe's
+model (and only for it) sets ``recipe_model``; a run of any other model reads it empty and is
+marked. The seed stays unseen (run control, not a setting): the manifest records it, and
+docs/dataclue.md says the recipe's is 42, clue-core's default. Values all equal to the declared
+defaults mean no run planned them (``clue-core check``): a run always has the task's recommendation
+layer, so no note is made.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ MARK = "not the DataCLUE protocol"
 
 def departures(folder: str, values: Mapping[str, Any] | None) -> list[str]:
     """``["epochs 3 (recipe 15)", …]``: each recipe value the run's settings change."""
-    from clue_tasks_dataclue.catalog import PROTOCOL_SETTINGS, recipe
+    from clue_tasks_dataclue.catalog import PROTOCOL_SETTINGS, RECIPE_MODEL, RECIPE_MODEL_SETTING, recipe
 
     if not values:
         return []
@@ -30,8 +33,9 @@ def departures(folder: str, values: Mapping[str, Any] | None) -> list[str]:
     if given == {name: defaults[name] for name in given}:
         return []  # not planned by a run (check, evaluate): nothing to compare
     wanted = recipe(folder)
-    return [f"{name} {given[name]!r} (recipe {wanted[name]!r})" for name in wanted
-            if name in given and given[name] != wanted[name]]
+    changed = [f"model is not {RECIPE_MODEL}"] if given.get(RECIPE_MODEL_SETTING.name) != RECIPE_MODEL else []
+    return changed + [f"{name} {given[name]!r} (recipe {wanted[name]!r})" for name in wanted
+                      if name in given and given[name] != wanted[name]]
 
 
 def note(folder: str, values: Mapping[str, Any] | None) -> str:
