@@ -40,13 +40,13 @@ def _echo_json(data: Any) -> None:
 def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Path | None, sample: bool, split: str,
              allow_missing: bool, as_json: bool) -> None:
     """Score a PREDICTIONS file against gold labels, with no model."""
-    from clue_leaderboard.evaluate import evaluate_file
+    from clue_leaderboard.evaluate import evaluate_file, scorable_splits
 
     if sample and data_dir:
         raise ClueError("--sample and --data-dir exclude each other")
     kernel = _kernel(ctx)
     task = kernel.task(task_name)
-    if split in task.splits and predictions.name in {v.submission_file for v in task.test_versions}:
+    if split in scorable_splits(task) and predictions.name in {v.submission_file for v in task.test_versions}:
         # dev files without ids are numbered 0, 1, 2… like test files: the ids would match by accident
         click.echo(f"warning: {predictions.name} is named like a {task.name} test submission, "
                    f"but it is scored against {split}", err=True)
@@ -54,8 +54,11 @@ def evaluate(ctx: click.Context, task_name: str, predictions: Path, data_dir: Pa
                                    allow_missing=allow_missing)
     if as_json:
         return _echo_json({"task": task.name, "split": split, "examples": count, **metrics})
+    # totals a metric declares as counts (KgCLUE's malformed) print whole, as in clue-core run's table
+    whole = {name for metric in task.metrics for name in kernel.metric(metric).counts}
     click.echo(format_table([["task", "split", "examples", *metrics],
-                             [task.name, split, str(count), *(f"{v:.3f}" for v in metrics.values())]]))
+                             [task.name, split, str(count),
+                              *(f"{v:.0f}" if k in whole else f"{v:.3f}" for k, v in metrics.items())]]))
     return None
 
 

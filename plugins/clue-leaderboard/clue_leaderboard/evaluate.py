@@ -39,6 +39,13 @@ def _looks_like_run_predictions(path: Path) -> bool:
     return first.lstrip().startswith("{") and '"prediction"' in first and '"id"' in first
 
 
+def scorable_splits(task: TaskSpec) -> tuple[str, ...]:
+    """The labelled splits a file is scored against by name: the reader's (``train``, ``dev``) and the task's
+    ``scored_splits`` (FewCLUE's and KgCLUE's ``test_public``, which a run scores beside dev), so ``evaluate``
+    scores a file against every split a run does; a test version (``1.0``) is named by its version instead."""
+    return tuple(dict.fromkeys((*task.splits, *task.scored_splits)))
+
+
 def read_predictions(kernel: Registry, task: TaskSpec, path: Path) -> list[tuple[ExampleId, Any]]:
     """Parse ``path`` into ``(id, value)`` pairs (matched to gold by id, not position)."""
     if not path.is_file():
@@ -69,11 +76,11 @@ def evaluate_file(
     """Return the task's metrics and the number of gold examples scored."""
     folder = resolve_task_data(task, data_dir=data_dir, sample=sample, fetchers=kernel.fetchers, owners=kernel.owner)
     reader_split = split
-    if split not in task.splits:
+    if split not in scorable_splits(task):
         try:
             reader_split = task.test_version(split).split
         except KeyError:
-            known = ", ".join([*task.splits, *(v.version for v in task.test_versions)])
+            known = ", ".join([*scorable_splits(task), *(v.version for v in task.test_versions)])
             raise ClueError(f"task {task.name} has no split {split!r} (has: {known})") from None
     examples = read_split(task, folder, reader_split).examples
     if not examples:
@@ -83,7 +90,7 @@ def evaluate_file(
     values = match_entries(task, examples, entries, predictions_path, kernel=kernel, ordered=False,
                            allow_missing=allow_missing, gold_name=f"{task.name} {split}",
                            line_based=run_file or kernel.writer(task.writer).ordered,
-                           value_field="prediction" if run_file else "label")
+                           value_field="prediction" if run_file else None)  # None: the writer's field
     predictions = [None if v is None else Prediction(e.id, v) for e, v in zip(examples, values)]
     metrics = score(kernel, task, examples, predictions)
     if not metrics:

@@ -34,6 +34,7 @@ from clue_core.plugin import (
     TaskSpec,
     atomic_open,
     disk_fault_message,
+    iter_jsonl,
     no_test_label,
     read_manifest,
     read_split,
@@ -57,17 +58,37 @@ class CheckedFile:
 
 
 def check_value(check: PredictionCheck, task: TaskSpec, example: Example, value: Any, path: Path,
-                where: dict[str, Any], value_field: str = "label") -> None:
+                where: dict[str, Any], value_field: str | None = None) -> None:
     """A prediction value must be what the leaderboard expects for the task's kind: ``check`` is the kind's
     ``check_prediction`` (:func:`prediction_check`), so a kind a plugin brings is checked as the built-in
     three are.
 
-    ``value_field`` is the name the file gives the value (``label`` in leaderboard files,
-    ``prediction`` in a run's own predictions), so the message names the field the user sees.
+    ``value_field`` is the name the file gives the value (``prediction`` in a run's own predictions), so
+    the message names the field the user sees; None for a leaderboard file, whose field is the one the
+    task's writer read the value from (:func:`field_in_file`: ``answer`` in KgCLUE's file, not ``label``).
     """
     problem = check(task, example, value)
     if problem is not None:
-        raise InputError(path, str(problem), field=value_field, **where)
+        field = value_field or field_in_file(path, where.get("line"), value)
+        raise InputError(path, str(problem), field=field, **where)
+
+
+def field_in_file(path: Path, position: int | None, value: Any) -> str:
+    """The field of the ``position``-th JSON line of ``path`` that holds ``value``: the one the task's writer
+    read it from (``label``, KgCLUE's and CHID's ``answer``).
+
+    A writer declares its format only in words, so the entry's own line says which field it is; asked only
+    when a value is refused, so a file that passes is read once. ``label`` where the line cannot say (a keyed
+    file, ``{id: value}``, or a line whose other fields hold the same value).
+    """
+    if position is not None:
+        with contextlib.suppress(ClueError, OSError, ValueError):  # not JSON Lines: the writer's own format
+            record = next(r for n, (_, r) in enumerate(iter_jsonl(path), start=1) if n == position)
+            names = [name for name in record if name != "id"]
+            holding = [name for name in names if record[name] == value]
+            if len(holding) == 1 or len(names) == 1:
+                return (holding or names)[0]
+    return "label"
 
 
 def prediction_check(kernel: Registry, task: TaskSpec) -> PredictionCheck:
@@ -93,7 +114,7 @@ def match_entries(
     gold_name: str = "the test file",
     exact_id_types: bool = False,
     line_based: bool | None = None,
-    value_field: str = "label",
+    value_field: str | None = None,
 ) -> list[Any]:
     """Line up parsed ``(id, value)`` entries with the examples; values in example order.
 
@@ -103,7 +124,8 @@ def match_entries(
     insists that an ordered file echoes ids with the test file's own JSON type (``0``, not ``"0"``).
     ``line_based`` (default: ``ordered``) says whether entries are lines of the file, so
     messages name the line; otherwise they name the entry by its id. Each value is checked by the
-    task's kind in ``kernel`` (:func:`check_value`).
+    task's kind in ``kernel`` (:func:`check_value`); a refusal names ``value_field``, or where None the
+    field the file holds the value in (:func:`field_in_file`).
     """
     line_based = ordered if line_based is None else line_based
     check = prediction_check(kernel, task)
