@@ -153,9 +153,12 @@ def _prompt_problems(task: TaskSpec, allowed: set[str]) -> list[str]:
 
 def _kind_problems(kind: Any) -> list[str]:  # gold: an attribute or a reference; check_example, record_gold: optional
     refs = [name for name in ("example", "check_prediction", "check_example", "gold", "record_gold")
-            if getattr(kind, name) is not None and not (name == "gold" and str(kind.gold).isidentifier())]
-    return _tuple_problems(kind) + [f"{name} must be 'module:attr', got {getattr(kind, name)!r}" for name in refs
-                                    if not _is_ref(getattr(kind, name))]
+            if (name in ("example", "check_prediction", "gold") or getattr(kind, name) is not None)
+            and not (name == "gold" and isinstance(kind.gold, str) and kind.gold.isidentifier())]
+    named = isinstance(kind.name, str) and kind.name.split() == [kind.name]  # tasks, models, manifests name it
+    return ([] if named else [f"kind name must be one word, got {kind.name!r}"]) + _tuple_problems(kind) + (
+        [] if isinstance(kind.open, bool) else [f"open must be true or false, got {kind.open!r}"]) + [
+        f"{n} must be 'module:attr', got {getattr(kind, n)!r}" for n in refs if not _is_ref(getattr(kind, n))]
 
 
 def _model_problems(kernel: Registry, model: ModelSpec) -> list[str]:

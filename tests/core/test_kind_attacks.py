@@ -346,6 +346,22 @@ def test_a_task_of_a_kind_whose_plugin_is_disabled_is_the_tasks_plugins_error(ru
     assert listed.exit_code == 0 and "Traceback" not in listed.output
 
 
+@pytest.mark.parametrize("change, words", [
+    ({"name": ""}, "kind name must be one word"), ({"name": "two words"}, "kind name must be one word"),
+    ({"name": None}, "kind name must be one word"), ({"example": None}, "example must be 'module:attr', got None"),
+    ({"check_prediction": None}, "check_prediction must be 'module:attr', got None"),
+    ({"gold": None}, "gold must be 'module:attr', got None"), ({"open": "yes"}, "open must be true or false"),
+])
+def test_a_kind_missing_what_every_kind_needs_is_on_its_plugins_row(isolated_kernel: Kernel, change: dict[str, Any],
+                                                                     words: str) -> None:
+    """Each was accepted: a kind named "" made every run's manifest fail its own check (``kind`` is a name),
+    a None gold was a TypeError traceback in the first metric, a None example or check_prediction one at run time."""
+    kernel_with(isolated_kernel, Plugin([replace(KIND, **change)], extras=False))
+    info = row(isolated_kernel, "kattack")
+    assert info.status == "error" and words in info.error, info.error
+    assert all(spec.name in ("classification", "span", "multiple_choice") for spec in isolated_kernel.kinds.values())
+
+
 @pytest.mark.parametrize("change", [{"example": "not a ref"}, {"check_prediction": "nocolon"},
                                     {"gold": "not an attribute"}, {"check_example": ""}])
 def test_a_malformed_reference_is_on_its_plugins_row(isolated_kernel: Kernel, change: dict[str, str]) -> None:
