@@ -150,3 +150,13 @@ def test_hook_module_is_cheap() -> None:
 def test_unknown_task_folder_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(ClueError, match=r"needs train\.json"):
         read_single(_task("cic"), tmp_path, "train")
+
+
+def test_more_than_30000_train_and_dev_examples_is_marked(tmp_path: Path) -> None:
+    line = '{"label": "1", "sentence1": "a", "sentence2": "b"}\n'
+    (tmp_path / "train.json").write_text(line * 29_000, encoding="utf-8")
+    (tmp_path / "dev.json").write_text(line * 1_000, encoding="utf-8")
+    assert not any(MARK in n for n in read_pair(_task("afqmc"), tmp_path, "train").notes)
+    (tmp_path / "dev.json").write_text(line * 1_001, encoding="utf-8")
+    notes = read_pair(_task("afqmc"), tmp_path, "train").notes
+    assert f"{MARK}: train + dev hold 30,001 examples (DataCLUE allows 30,000)" in notes

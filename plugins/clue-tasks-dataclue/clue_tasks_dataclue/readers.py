@@ -28,8 +28,11 @@ from clue_core.plugin import (
     iter_jsonl,
 )
 from clue_core.plugin import field as get
+from clue_tasks_dataclue.protocol import MARK
 
 LABELS_FILE = "labels.json"
+#: DataCLUE's rule: the user's train.json and dev.json together hold at most this many examples.
+MAX_EXAMPLES = 30_000
 
 
 def folder_name(task: TaskSpec) -> str:
@@ -120,9 +123,23 @@ def read(task: TaskSpec, data_dir: Path, split: str, fields: tuple[str, ...],
         raise InputError(path, f"is empty: DataCLUE trains on the examples of {name}{hint}")
     if counts["int"]:
         notes.append(f"{name}: {counts['int']} integer label(s) read as label strings")
+    if split == "train":
+        notes += _over_limit(task, data_dir, len(examples))
     if counts["renamed"]:
         notes.append(f"{name}: {counts['renamed']} repeated id(s) read as '<id>#<line>'")
     return SplitData(examples=tuple(examples), notes=tuple(notes), files=(str(path),), where=tuple(where))
+
+
+def _over_limit(task: TaskSpec, data_dir: Path, train: int) -> list[str]:
+    """A note when train + dev exceed DataCLUE's 30,000 (dev's lines counted, not parsed: cheap)."""
+    dev, _ = locate(task, data_dir, "dev.json", required=False)
+    lines = 0
+    if dev is not None:
+        with open(dev, encoding="utf-8") as handle:
+            lines = sum(1 for line in handle if line.strip())
+    total = train + lines
+    return [f"{MARK}: train + dev hold {total:,} examples (DataCLUE allows {MAX_EXAMPLES:,})"] \
+        if total > MAX_EXAMPLES else []
 
 
 def read_single(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str, Any] | None = None) -> SplitData:
