@@ -100,6 +100,7 @@ def test_refusals_are_one_error_line(run_cli, kernel, tmp_path: Path) -> None:
     assert inside.exit_code == 2 and "never writes into or around its input folder" in inside.output
     taken = tmp_path / "taken"
     taken.mkdir()
+    (taken / "notes.txt").write_text("someone's", encoding="utf-8")
     exists = run_cli("dataclue", "audit", "dataclue-tnews", "--data-dir", data, "-o", taken, "--model", "dc-char",
                      kernel=kernel)
     assert exists.exit_code == 2 and "--force" in exists.output
@@ -138,3 +139,17 @@ def test_a_killed_audit_resumes_at_the_next_fold(run_cli, kernel, tmp_path: Path
     assert again.exit_code == 0, again.output
     assert [Path(c).parent.name for c in calls] == ["2", "3"]
     assert again.output.count("done earlier (kept)") == 2
+
+
+def test_an_empty_train_file_audits_dev_alone(run_cli, kernel, tmp_path: Path) -> None:
+    data = tmp_path / "mine"
+    _write(data)
+    (data / "train.json").write_text("", encoding="utf-8")
+    out = tmp_path / "audit"
+    out.mkdir()  # an empty folder is no stranger's: no --force needed
+    result = run_cli("dataclue", "audit", "dataclue-tnews", "--data-dir", data, "-o", out, "--folds", "2",
+                     "--model", "dc-char", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    assert report["examples"] == {"train": 0, "dev": 25}
+    assert (out / "data/train.json").read_text(encoding="utf-8") == ""

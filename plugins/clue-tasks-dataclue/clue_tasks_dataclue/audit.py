@@ -50,9 +50,16 @@ class Pool:
 
 
 def read_pool(task: TaskSpec, data_dir: Path) -> Pool:
-    """train and dev through the task's reader (so every check applies), with each line's record."""
+    """train and dev through the task's reader (so every check applies), with each line's record.
+
+    An empty ``train.json`` (upstream qbqtc's) is audited as absent: dev alone is pooled.
+    """
     pool = Pool(task, [], [], [], [], [], {})
     for split in SPLITS:
+        path, _ = locate(task, data_dir, f"{split}.json", required=False)
+        if split == "train" and path is not None and not path.read_text(encoding="utf-8").strip():
+            pool.files[split] = path
+            continue
         part = read_split(task, data_dir, split)
         path = Path(part.files[0])
         pool.files[split] = path
@@ -89,7 +96,7 @@ def check_output(out: Path, data_dir: Path, state: Mapping[str, Any], force: boo
     if target == source or source in target.parents or target in source.parents:
         raise ClueError(f"{out}: the audit never writes into or around its input folder {data_dir}; "
                         f"choose another -o")
-    if not out.exists():
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
         return False
     state_file = out / FOLDS_DIR / STATE
     if not force and state_file.is_file() and json.loads(state_file.read_text(encoding="utf-8")) == dict(state):
