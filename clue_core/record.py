@@ -138,9 +138,15 @@ class PredictionRecord(Record):
     continuations: Any = field(rc.ANY, key="raw.continuations")  # the answers a log-likelihood model scored
     logprobs: Any = field(rc.ANY, key="raw.logprobs")  # and their log-probabilities
 
-    def __init__(self, data: dict[str, Any], line: int = 0) -> None:
-        super().__init__(data)
+    def __init__(self, data: dict[str, Any], line: int = 0, path: Path | None = None) -> None:
+        super().__init__(data, path)
         object.__setattr__(self, "line", line)
+
+    @classmethod
+    def checked(cls, data: dict[str, Any], path: Path, line: int = 0) -> PredictionRecord:  # type: ignore[override]
+        """One line of ``path`` (its number ``line``), checked: a line names no manifest, it has its number."""
+        cls.check(data, path, line=line or None)
+        return cls(data, line, path)
 
 
 # -- reading -----------------------------------------------------------------------------

@@ -178,7 +178,9 @@ class Record:
     SCHEMA: ClassVar[bool] = True  # it carries ``schema`` (a prediction line does not)
 
     def __init_subclass__(cls) -> None:
-        cls.FIELDS = tuple(v for v in vars(cls).values() if isinstance(v, Kind))
+        declared = {name: v for klass in reversed(cls.__mro__) for name, v in vars(klass).items()
+                    if isinstance(v, Kind)}
+        cls.FIELDS = tuple(declared.values())  # a base's fields too: a subclass declaring one more checks them all
         cls.CHECKED = tuple(kind for kind in cls.FIELDS if kind.checks)  # what checking a file walks
 
     @classmethod
