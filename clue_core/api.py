@@ -9,7 +9,7 @@ of each task's run directory, read back through the kernel's one reader::
 
     from clue_core import api
 
-    records = api.run(["afqmc"], model="baseline", sample=True, output_dir="runs/nb")
+    records = api.run([task], model="baseline", sample=True, output_dir="runs/nb")
     print(records[0].metrics.primary, records[0].metrics.dev)
     api.report(["runs/nb"], output_dir="runs/nb-report")
 

@@ -3,11 +3,11 @@
 A config file mirrors the ``run`` flags, plus settings for every task and per task::
 
     model = "hf-tiny"
-    tasks = ["afqmc", "tnews"]
+    tasks = ["task-a", "task-b"]
     seed = 42
     [settings]
     learning_rate = 1e-4
-    [task.tnews]
+    [task.task-b]
     epochs = 5
 
 Flags given on the command line win over the file; the file wins over the model's and

@@ -361,7 +361,7 @@ def _holds_task_files(path: Path, task: TaskSpec) -> tuple[bool, Path | None]:
     It is when a data file lies in it directly, or only in sub-folders named after the task
     (``cmnli_public/``). Any other sub-folder may be another task's: a parent folder is
     used for a task only through the task's own folder or zip, so ``~/clue`` holding just
-    ``tnews/`` is not taken for AFQMC's data.
+    another task's folder is not taken for this task's data.
     """
     if not task.data_files:
         return True, None

@@ -61,11 +61,11 @@ class PluginError(ClueError):
     """A plugin failed to load or broke a contract (shown on its row in ``clue-core list``)."""
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """``"; did you mean 'tnews'?"`` for close matches, else ``""``."""
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """``"; did you mean 'task-b'?"`` for close matches, else ``""``."""
     import difflib  # only on an unknown name
 
-    matches = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    matches = difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
     if not matches:
         return ""
     return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"

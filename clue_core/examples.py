@@ -5,7 +5,7 @@ A task turns its official files into examples of exactly one kind; a model decla
 kinds it can learn. Kinds are declared by plugins (:class:`~clue_core.kinds.KindSpec`); the
 three dataclasses here are those of the built-in plugin's kinds, kept in the kernel as shared
 vocabulary because several task plugins read into them and several model plugins answer them.
-Everything task-specific (CLUEWSC span marking, CSL keyword joining, CHID per-blank windows)
+Everything task-specific (marking a span in a text, joining keywords, a window per blank)
 happens in the task, so a model never needs to know which task it is looking at. All kinds are
 frozen so that a reader's output cannot be mutated by a model by accident.
 """
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from clue_core.errors import PluginError
 from clue_core.kinds import spec_for
 
-#: An id as the official file has it (``int`` for CLUEWSC test, ``str`` for CMRC), or the
-#: 0-based line index where the file has none (AFQMC train/dev). Submissions echo it as is.
+#: An id as the official file has it (an ``int`` in one test file, a ``str`` in another), or the
+#: 0-based line index where the file has none. Submissions echo it as is.
 ExampleId = str | int
 
 
@@ -39,7 +39,7 @@ class SpanExample:
     """A SQuAD-style question; ``answers`` holds ``(text, start)`` pairs, None on test.
 
     ``start`` is None for a gold answer that is not a verbatim substring of the context
-    (the official CMRC2018 dev set has such answers): scored by text, never trained on.
+    (official dev sets have such answers): scored by text, never trained on.
     """
 
     id: ExampleId
@@ -53,7 +53,7 @@ class SpanExample:
 class MultipleChoiceExample:
     """A question with a variable number of choices; ``label`` is the answer's index.
 
-    ``group`` ties examples that must be decoded together (the blanks of one CHID line).
+    ``group`` ties examples that must be decoded together (the blanks of one passage of an idiom cloze).
     """
 
     id: ExampleId
@@ -98,7 +98,7 @@ class Prediction:
 
     ``value`` is a label string (classification), an answer text (span and open
     questions) or a choice index (multiple choice). ``scores`` are optional per-label /
-    per-choice scores that a decode step may use (CHID's joint assignment); ``raw`` is
+    per-choice scores that a decode step may use (a joint assignment per passage); ``raw`` is
     what the model said before its answer was extracted (kept in the run's predictions,
     so anyone can rescore a run).
     """
@@ -113,8 +113,8 @@ class Prediction:
 class SplitData:
     """What a task reader returns for one split.
 
-    ``notes`` are remarks the runner prints and records in the manifest (how many OCNLI
-    lines with the no-majority label ``"-"`` were dropped). ``files`` lists the data files
+    ``notes`` are remarks the runner prints and records in the manifest (how many
+    lines with a no-majority label were dropped). ``files`` lists the data files
     the reader opened, for the manifest's checksums. ``where``, when given, says where each
     example came from (``"dev.json:12"``), so the kernel's checks can name the line.
     """
@@ -141,7 +141,7 @@ class MetricResult:
     ``per_example[name]`` aligns with the scored examples (None where an example does not
     count, e.g. one without gold). ``details`` also aligns with the examples: what the
     metric found per example that a reader of the run needs to trust its total (a judge's
-    grade, reasons and raw output; which constraints failed); the runner writes each into
+    grade, reasons and raw output; which checks failed); the runner writes each into
     the example's prediction record under ``scoring``, merged over the task's metrics.
     """
 

@@ -27,7 +27,7 @@ def _missing(path: Path) -> DataError:
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a whole-file JSON document (CMRC2018, C3, CHID answers)."""
+    """Parse a whole-file JSON document (a SQuAD-style file, an answers file)."""
     path = Path(path)
     try:
         raw = path.read_bytes().removeprefix(codecs.BOM_UTF8)

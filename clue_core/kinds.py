@@ -45,7 +45,7 @@ class KindSpec(SpecMixin):
     prediction records write it beside each prediction (span answers as their texts, without their
     offsets); by default the gold value as it is. ``prompt_fields`` are the example fields a task's
     prompt template may name; ``open`` marks examples scored without gold (open questions judged by
-    a rubric): a split none of whose examples has gold is then still scored.
+    a model): a split none of whose examples has gold is then still scored.
     """
 
     name: str
@@ -64,7 +64,7 @@ def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
     """A model's or metric's kinds that no plugin declares and that are a typo of one that is.
 
     Any other undeclared kind is the kind of a plugin not installed here (the LLM models name the
-    open-question kind whether or not SuperCLUE's plugin is there): disabling that plugin must not
+    open-question kind whether or not the plugin declaring it is there): disabling that plugin must not
     break this one, so only a near miss is a problem (a task's kind, by contrast, must be declared).
     """
     from clue_core.settings import typos

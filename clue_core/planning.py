@@ -171,7 +171,7 @@ def check_trainable(task: TaskSpec, model: ModelSpec, argument: str | None, requ
                         f"(or hf:<checkpoint>), not {request.model!r}")
     if not request.no_train and "train" not in task.splits:
         raise ClueError(f"{task.name} has no training data; predict it with a model trained on another task, "
-                        f"e.g. --model runs/<run>/ocnli/model --no-train")
+                        f"e.g. --model runs/<run>/<task>/model --no-train")
 
 
 def _check_output_dir(output_dir: Path) -> None:

@@ -2,7 +2,7 @@
 
 Long work must show life wherever it runs: on a terminal a tqdm bar (if installed); in a CI log or
 a cluster job's file, where a bar's carriage returns are lost, a line at most every
-``CLUE_PROGRESS_EVERY`` seconds (15): ``[iflytek] scoring: 40/100 examples, 1.3/s, ~46 s left``;
+``CLUE_PROGRESS_EVERY`` seconds (15): ``[task] scoring: 40/100 examples, 1.3/s, ~46 s left``;
 work done before the first line prints none. ``CLUE_PROGRESS``: ``auto`` (default), ``bar``,
 ``lines`` or ``off``. Only the main process (``RANK`` 0) shows anything. Work that asks another
 plugin's code (a judge asking a model) opens its progress with ``gathers=True``: a progress opened

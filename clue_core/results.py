@@ -50,7 +50,7 @@ def results_table(results: Sequence[TaskResult], kernel: Registry | None = None)
 
 def _no_files(result: TaskResult, kernel: Registry | None) -> str:
     """The submission files cell of a run that wrote none: why, when it is ``--splits`` that left test out
-    (a task with no test set, SuperCLUE's, has none to write either way)."""
+    (a task with no test set has none to write either way)."""
     from clue_core.splits import TEST, dev_only
 
     task = kernel.tasks.get(result.task) if kernel is not None else None

@@ -80,7 +80,7 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel:
 
 
 def limited(part: SplitData, limit: int, seed: int) -> SplitData:
-    """A seeded subset of at most ``limit`` examples in file order; grouped examples (CHID's
+    """A seeded subset of at most ``limit`` examples in file order; grouped examples (the
     blanks of one passage) are kept or dropped together, counting one group as one."""
     groups: dict[Any, list[int]] = {}
     for index, example in enumerate(part.examples):

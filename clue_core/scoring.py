@@ -199,7 +199,7 @@ def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example
                   predictions: Sequence[Prediction | None], context: RunContext | None = None) -> MetricResult:
     """Every metric of ``steps`` merged: totals, per-example values and details (empty without gold).
 
-    A kind whose spec is ``open`` (open questions, judged against a rubric) is scored without
+    A kind whose spec is ``open`` (open questions, judged by a model) is scored without
     gold too. Each metric gets its own copy of its settings (a metric that changes
     them cannot change the next scoring's), and its code is imported only when it scores.
     """

@@ -135,8 +135,8 @@ class TestVersion(SpecMixin):
 class Leaderboard(SpecMixin):
     """Membership of a leaderboard group: the group score averages its tasks' primary metric.
 
-    CLUE 1.1's classification average uses OCNLI, CLUE 1.0's uses CMNLI in its place, so
-    membership is per benchmark version, not one group string.
+    One version of a benchmark may average a task that another version replaces by a different
+    one, so membership is per benchmark version, not one group string.
     """
 
     benchmark: str
@@ -150,7 +150,7 @@ class Prompt(SpecMixin):
     ``template`` is a ``str.format`` template over the example's fields (``{text}``,
     ``{text_pair}`` for classification; ``{context}``, ``{question}`` for span and
     multiple choice; ``{choices}`` is filled by the model with lettered options).
-    ``verbalizers`` map each label string to the words an LLM answers with (AFQMC
+    ``verbalizers`` map each label string to the words an LLM answers with (a label
     ``"1"`` → ``"相同"``); ``answer_prefix`` ends the prompt before the answer.
     A kind a model knows no answer shape of (a plugin's: NER, KBQA) is answered by generation
     through three ``"module:attr"`` functions of the task's: ``parse(answer, example) -> (value,
@@ -197,7 +197,7 @@ class TaskSpec(SpecMixin):
     """Everything the kernel needs to know about a task, without importing its code.
 
     ``reader(task, data_dir, split) -> SplitData``. ``decode(examples, predictions[,
-    settings=])`` rewrites a whole split's predictions (CHID's joint assignment) and
+    settings=])`` rewrites a whole split's predictions (a joint assignment per passage) and
     receives ``settings`` (its ``decode_settings`` values) when it declares any; the reader, in the
     same way, receives ``settings=`` with its ``reader_settings`` values (which of FewCLUE's
     training splits a run reads); ``repeat`` turns one plan of it into several, one per value of

@@ -1,7 +1,7 @@
 """Which splits a run predicts: ``run --splits dev`` (dev only), the counterpart of ``evaluate --split``.
 
 A full run predicts dev, each labelled split scored beside it (FewCLUE's ``test_public``) and
-every test version (the leaderboard files). A quick dev-only evaluation of an LLM on C3 must not
+every test version (the leaderboard files). A quick dev-only evaluation of an LLM must not
 spend as long again on test, so ``--splits`` names what to predict: ``dev`` always (a run's
 scores are dev's), a scored split by its name, ``test`` for every test version. The choice is
 recorded in the manifest (``splits``) so that ``submit`` can refuse a run that wrote no
