@@ -49,12 +49,22 @@ def test_triclue_mixed_integer_and_string_labels_read_as_strings() -> None:
     assert any("integer label(s) read as label strings" in n for n in part.notes)
 
 
-def test_ids_from_the_file_else_the_line_index_and_repeats_made_unique(tmp_path: Path) -> None:
+def test_ids_are_line_positions_whatever_the_file_says(tmp_path: Path) -> None:
     lines = ['{"id": 7, "label": "1", "sentence": "a"}', '{"id": 7, "label": "0", "sentence": "b"}',
              '{"label": "1", "sentence": "c"}']
     (tmp_path / "train.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
     part = read_single(_task("tnews"), tmp_path, "train")
-    assert [e.id for e in part.examples] == [7, "7#2", 2]
+    assert [e.id for e in part.examples] == [0, 1, 2]
+
+
+def test_evaluate_takes_the_official_prediction_file(run_cli, kernel) -> None:
+    """run_classifier.py's test_prediction.json: {"id": position, "label": str}; cic's file ids are 12000.."""
+    data = Path(__file__).parent / "data" / "cic"
+    official = json.loads((Path(__file__).parent / "data/official.json").read_text(encoding="utf-8"))
+    result = run_cli("evaluate", "dataclue-cic", data / "perturbed.json", "--data-dir", data,
+                     "--split", "test_public", "--json", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    assert f"{100 * official['cic']['perturbed']['f1_macro']}" in result.output.replace(" ", "")
 
 
 def test_datasets_folder_prefers_the_users_copy_then_the_raw_file(tmp_path: Path) -> None:

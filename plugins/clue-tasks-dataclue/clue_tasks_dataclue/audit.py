@@ -8,8 +8,9 @@ a killed audit, run again with the same arguments, resumes at the next fold (a f
 half-way resumes inside its run, as ``run --resume`` does). ``OUT/.folds/state.json`` holds the
 arguments; different ones, or an ``OUT`` that is not an audit's, need ``--force``.
 
-Fold files are scratch copies of the user's records with ``id`` set to the pooled position, so
-predictions map back whatever ids the user's files carry; the user's folder is only read.
+Fold files are scratch copies of the user's lines; the task's ids are line positions, so the
+held-out file's prediction ``i`` is its ``i``-th line, mapped back to the pool. The user's folder is
+only read.
 """
 
 from __future__ import annotations
@@ -108,16 +109,18 @@ def check_output(out: Path, data_dir: Path, state: Mapping[str, Any], force: boo
     return False
 
 
-def _write_fold(pool: Pool, fold: list[int], k: int, folder: Path, data_dir: Path) -> None:
+def _write_fold(pool: Pool, fold: list[int], k: int, folder: Path, data_dir: Path) -> list[int]:
+    """The fold's train.json (the other folds) and dev.json (fold ``k``); the pool index of each dev line."""
     folder.mkdir(parents=True, exist_ok=True)
     held = {"train": [i for i, f in enumerate(fold) if f != k], "dev": [i for i, f in enumerate(fold) if f == k]}
     for split, members in held.items():
         with open(folder / f"{split}.json", "w", encoding="utf-8") as out:
-            for i in members:
-                out.write(json.dumps({**pool.records[i], "id": i}, ensure_ascii=False) + "\n")
+            out.writelines(pool.raw_lines[i] if pool.raw_lines[i].endswith("\n") else pool.raw_lines[i] + "\n"
+                           for i in members)
     labels, _ = locate(pool.task, data_dir, LABELS_FILE, required=False)
     if labels is not None:
         shutil.copy(labels, folder / LABELS_FILE)
+    return held["dev"]
 
 
 def _probabilities(run_dir: Path, task: TaskSpec) -> dict[int, list[float]]:
@@ -149,14 +152,15 @@ def cross_validate(registry: Registry, pool: Pool, data_dir: Path, out: Path, *,
         held = sum(1 for f in fold if f == k)
         echo(f"audit: fold {k + 1}/{folds}: training {model} on {len(fold) - held} examples, "
              f"predicting {held}")
-        _write_fold(pool, fold, k, root / str(k) / "data", data_dir)
+        members = _write_fold(pool, fold, k, root / str(k) / "data", data_dir)
         records = api.run([pool.task.name], model, data_dir=root / str(k) / "data", output_dir=root / str(k) / "run",
                           seed=seed, overrides=list(overrides), resume=True, splits="dev",
                           kernel=registry, echo=lambda line: echo(f"  {line}"))  # type: ignore[arg-type]
-        found = _probabilities(records[0].path, pool.task)
-        missing = [i for i, f in enumerate(fold) if f == k and i not in found]
+        by_line = _probabilities(records[0].path, pool.task)
+        missing = [j for j in range(len(members)) if j not in by_line]
         if missing:
             raise ClueError(f"fold {k + 1}: the model gave no prediction for {len(missing)} held-out example(s)")
+        found = {members[j]: by_line[j] for j in range(len(members))}
         write_json(done, {str(i): found[i] for i in sorted(found)}, indent=None)
         rows.update(found)
     return [rows[i] for i in range(len(pool.examples))]

@@ -8,8 +8,10 @@ there a file is taken from ``<task>/`` first and ``raw_<task>/`` second, and a n
 raw one was read. Every file is JSON Lines; lines are read as they are, not refused, for the
 official files' quirks: integer and string labels mixed (triclue; cic's labels.json), fields a
 task does not use (``label_des``, ``label_desc``, ``keywords``, ``id``), ids only in some files.
-An example's id is the file's ``id`` where there is one and it is new, else its 0-based line index
-(``"<id>#<line>"`` for an id the user's file repeats); the official scorer matches by line anyway.
+An example's id is its 0-based line index in every split, whatever ``id`` the file carries: the
+official scorer matches by line, and the official prediction file (``test_prediction.json``) writes
+that position as its ``id``, so ``clue-core evaluate`` takes it as it is (and a user's file with
+repeated or missing ids reads the same).
 An empty file (upstream ``raw_qbqtc/train.json``) is one error line saying what to do.
 """
 
@@ -102,19 +104,12 @@ def read(task: TaskSpec, data_dir: Path, split: str, fields: tuple[str, ...],
 
         departure = note(folder_name(task), settings)
         notes += [departure] if departure else []
-    counts = {"int": 0, "renamed": 0}
+    counts = {"int": 0}
     examples: list[ClassificationExample] = []
     where: list[str] = []
-    seen: set[str] = set()
     for line, record in iter_jsonl(path):
         texts = [get(record, f, str, path=path, line=line) for f in fields]
-        example_id: Any = line - 1
-        if "id" in record:
-            example_id = get(record, "id", (int, str), path=path, line=line)
-            if str(example_id) in seen:
-                example_id, counts["renamed"] = f"{example_id}#{line}", counts["renamed"] + 1
-        seen.add(str(example_id))
-        examples.append(ClassificationExample(id=example_id, text=texts[0], text_pair=texts[1] if len(texts) > 1
+        examples.append(ClassificationExample(id=len(examples), text=texts[0], text_pair=texts[1] if len(texts) > 1
                                               else None, label=_label(record, path, line, counts)))
         where.append(f"{path}:{line}")
     if not examples:
@@ -125,8 +120,6 @@ def read(task: TaskSpec, data_dir: Path, split: str, fields: tuple[str, ...],
         notes.append(f"{name}: {counts['int']} integer label(s) read as label strings")
     if split == "train":
         notes += _over_limit(task, data_dir, len(examples))
-    if counts["renamed"]:
-        notes.append(f"{name}: {counts['renamed']} repeated id(s) read as '<id>#<line>'")
     return SplitData(examples=tuple(examples), notes=tuple(notes), files=(str(path),), where=tuple(where))
 
 
