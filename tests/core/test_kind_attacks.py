@@ -414,3 +414,50 @@ def test_an_example_type_without_an_id_is_one_line(run_cli, isolated_kernel: Ker
     kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, example="kattack.impl:NoId")],
                                                  [task(reader="kattack.impl:read_no_id")]))
     one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "id", "NoId")
+
+
+# -- no kernel yet: the installed plugins' kinds, read as a kernel reads them --------------------------------
+
+THIRD_PARTY = '''
+from clue_core.plugin import KindSpec, hookimpl
+
+
+@hookimpl
+def clue_kinds():
+    return [KindSpec("classification", "a third party's", example="clue_core.plugin:ClassificationExample",
+                     prediction="a label", check_prediction="clue_builtin.kinds:label_prediction", gold="text")]
+'''
+
+
+def _gold_without_a_kernel(tmp_path: Path, **environment: str) -> str:
+    import os
+    import subprocess
+
+    site = tmp_path / "third-party"
+    dist = site / "aaa_kinds-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: aaa-kinds\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[clue_core]\naaa-kinds = aaa_kinds\n", encoding="utf-8")
+    (site / "aaa_kinds.py").write_text(THIRD_PARTY, encoding="utf-8")
+    code = ("from clue_core.examples import ClassificationExample, gold_of\n"
+            "print(gold_of(ClassificationExample(1, 'the text', label='1')))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).parents[2])]), **environment}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)  # not the checkout: its clue_core.egg-info would be found first
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_read_installed): without a kernel the installed plugins' "
+                   "kinds are read in entry-point order, not built-in first, so a third party's 'classification' "
+                   "(an error on its row in any kernel) wins over the built-in one")
+def test_without_a_kernel_a_third_partys_builtin_kind_name_does_not_win(tmp_path: Path) -> None:
+    assert _gold_without_a_kernel(tmp_path) == "1"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_read_installed): without a kernel the kinds of a plugin "
+                   "that CLUE_DISABLE_PLUGINS names are read all the same")
+def test_without_a_kernel_a_disabled_plugins_kinds_are_not_read(tmp_path: Path) -> None:
+    assert _gold_without_a_kernel(tmp_path, CLUE_DISABLE_PLUGINS="aaa-kinds") == "1"
