@@ -1,4 +1,4 @@
-"""hf-tiny trains the DataCLUE recipe on a bundled sample (users give --model hf:hfl/rbtl3, the named one).
+"""hf-tiny and llm-tiny on bundled samples (users give --model hf:hfl/rbtl3, the named checkpoint).
 
 hf-tiny is not the recipe's model and its size class changes the learning rate, so the run is marked
 as not the DataCLUE protocol; the recipe's epochs, length and batch reach the model.
@@ -30,3 +30,16 @@ def test_hf_tiny_on_the_sample(run_cli, tmp_path: Path) -> None:
     assert manifest["settings"]["max_length"] == 32 and manifest["settings"]["batch_size"] == 64
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     assert 0.0 <= metrics["test_public"]["macro_f1"] <= 100.0
+
+
+def test_llm_tiny_on_the_sample_is_marked_as_another_model(run_cli, tmp_path: Path) -> None:
+    """A language model can be asked every DataCLUE task (the task's prompt); it is not the protocol's model."""
+    pytest.importorskip("torch")
+    from clue_core.kernel import Kernel
+
+    result = run_cli("run", "dataclue-qbqtc", "--model", "llm-tiny", "--sample", "-o", tmp_path, kernel=Kernel())
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "dataclue-qbqtc/manifest.json").read_text(encoding="utf-8"))
+    assert f"train: {MARK}: model is not hf:hfl/rbtl3" in manifest["notes"]
+    metrics = json.loads((tmp_path / "dataclue-qbqtc/metrics.json").read_text(encoding="utf-8"))
+    assert set(metrics["test_public"]) == {"macro_f1", "micro_f1"}

@@ -16,7 +16,7 @@ user changes it; then the run's notes say ``not the DataCLUE protocol: …`` (se
 
 from __future__ import annotations
 
-from clue_core.plugin import CLASSIFICATION, Leaderboard, MetricSpec, PublishedScore, Setting, TaskSpec
+from clue_core.plugin import CLASSIFICATION, Leaderboard, MetricSpec, Prompt, PublishedScore, Setting, TaskSpec
 from clue_tasks_dataclue import labels
 
 PACKAGE = "clue_tasks_dataclue"
@@ -105,6 +105,24 @@ NOTE = ("DataCLUE: improve train.json/dev.json (relabel, delete, move, add; trai
         "test_public.json. ")
 
 
+def _prompt(what: str, template: str, words: dict[str, str]) -> Prompt:
+    """How a language model is asked (not the protocol, which fixes an encoder: its runs are marked)."""
+    return Prompt(instruction=f"{what}可选：{'、'.join(words.values())}。只回答其中一项。", template=template,
+                  verbalizers=words)
+
+
+SAME = {"0": "不同", "1": "相同"}
+PROMPTS = {
+    "cic": _prompt("判断下面这句电商对话中买家的意图。", "对话：{text}", labels.CIC),
+    "tnews": _prompt("判断下面这条新闻标题属于哪个新闻类别。", "新闻标题：{text}", labels.TNEWS),
+    "iflytek": _prompt("判断下面这段应用描述属于哪个应用类别。", "应用描述：{text}", labels.IFLYTEK),
+    "afqmc": _prompt("判断下面两个问题的意思是否相同。", "问题一：{text}\n问题二：{text_pair}", SAME),
+    "qbqtc": _prompt("判断下面的搜索词和网页标题的相关程度。", "搜索词：{text}\n标题：{text_pair}",
+                     {"0": "不相关", "1": "有些相关", "2": "非常相关"}),
+    "triclue": _prompt("判断下面两个问题的意思是否相同。", "问题一：{text}\n问题二：{text_pair}", SAME),
+}
+
+
 def _task(folder: str, description: str, label_list: tuple[str, ...], descriptions: dict[str, str],
           pair: bool, notes: str = "") -> TaskSpec:
     return TaskSpec(
@@ -125,6 +143,7 @@ def _task(folder: str, description: str, label_list: tuple[str, ...], descriptio
         model_recommendations={"hf": recipe(folder),
                                RECIPE_MODEL: {**recipe(folder), RECIPE_MODEL_SETTING.name: RECIPE_MODEL}},
         published=_published(folder),
+        prompt=PROMPTS[folder],
         notes=NOTE + notes,
     )
 
