@@ -37,15 +37,36 @@ def read_split(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str
 
         extra["settings"] = ResolvedSettings.of(settings).values_for(task.reader_settings)
     try:
-        result = resolve(task.reader)(task, data_dir, split, **extra)
-        if not isinstance(result, SplitData):
-            result = SplitData(examples=tuple(result))
+        result = _call_reader(task, data_dir, split, extra)
         check_examples(task, result, test=split not in task.splits)
     except InputError as exc:  # name the user's zip and member, not the cache copy
         raise describe_input_error(exc) from None
     except DataError as exc:  # a file the reader did not find: the same
         raise _in_users_zip(exc, data_dir, required=split in task.splits) from None
     return result
+
+
+def _call_reader(task: TaskSpec, data_dir: Path, split: str, extra: dict[str, Any]) -> SplitData:
+    """The reader's answer as a ``SplitData``; a reader that cannot be loaded, raises something other than
+    the kernel's errors (a ``KeyError`` on a field it did not expect) or returns no sequence is a bug in its
+    plugin: one line naming the task and the reader (``CLUE_STRICT_PLUGINS=1`` shows its traceback)."""
+    try:
+        reader = resolve(task.reader)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise PluginError(f"task {task.name}: reader {task.reader} could not be loaded ({type(exc).__name__}: "
+                          f"{exc})") from exc
+    try:
+        result = reader(task, data_dir, split, **extra)
+        if isinstance(result, SplitData):
+            return result
+        if result is None or isinstance(result, (str, bytes, dict)):
+            raise PluginError(f"task {task.name}: reader {task.reader} returned {type(result).__name__}, not "
+                              f"a SplitData or a sequence of examples")
+        return SplitData(examples=tuple(result))
+    except ClueError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"task {task.name}: reader {task.reader} raised {type(exc).__name__}: {exc}") from exc
 
 
 def _in_users_zip(exc: DataError, data_dir: Path, required: bool) -> DataError:

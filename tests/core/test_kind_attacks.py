@@ -101,6 +101,14 @@ def read_no_id(task, data_dir, split):
     return SplitData(tuple(NoId(tuple(r["text"]), tuple(r["tags"])) for _, r in rows), files=(str(path),))
 
 
+def read_none(task, data_dir, split):
+    _rows(data_dir, split)
+
+
+def read_raises(task, data_dir, split):
+    return {}["examples"]
+
+
 def read_dicts(task, data_dir, split):
     path, rows = _rows(data_dir, split)
     return SplitData(tuple(r for _, r in rows), files=(str(path),))
@@ -307,6 +315,8 @@ def test_a_run_with_a_broken_check_prediction_is_one_line(run_cli, isolated_kern
 @pytest.mark.parametrize("reader, words", [
     ("kattack.impl:read_dicts", ("reader returned a dict, not an example",)),
     ("kattack.impl:read_other_kind", ("reader returned a classification example for a tagging-attack task",)),
+    ("kattack.impl:read_none", ("reader", "None")),
+    ("kattack.impl:read_raises", ("reader", "KeyError")),
 ])
 def test_a_reader_returning_what_its_kind_is_not_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path,
                                                              reader: str, words: tuple[str, ...]) -> None:
