@@ -131,12 +131,17 @@ def _kind_ref(kind: KindSpec, name: str) -> Any:
 
 def _check_shape(kind: KindSpec, example: Any) -> None:
     """An example has the ``id`` every record and leaderboard file keys by, and the attribute its kind's
-    ``gold`` names: a misspelt one read every example as having no gold, and the split went unscored."""
+    ``gold`` names (a misspelt one read every example as having no gold, and the split went unscored);
+    the kind's gold and record_gold functions import."""
     name = type(example).__name__
     if not hasattr(example, "id"):
         raise PluginError(f"kind {kind.name!r}: its example type {name} has no id")
     if ":" not in kind.gold and not hasattr(example, kind.gold):
         raise PluginError(f"kind {kind.name!r}: gold {kind.gold!r} is not an attribute of its example type {name}")
+    if ":" in kind.gold:  # imported now, naming the kind: gold_of in a metric would fail without naming it
+        _kind_ref(kind, "gold")
+    if kind.record_gold:
+        _kind_ref(kind, "record_gold")
 
 
 def _checked(kind: KindSpec, check: Any, task: TaskSpec, example: Any) -> tuple[str, str] | None:

@@ -257,6 +257,13 @@ def test_a_broken_example_reference_or_check_is_one_line_naming_the_kind(
     one_error_line(run(run_cli, kernel, tmp_path), *words)
 
 
+@pytest.mark.parametrize("gold", ["kattack.nowhere:gold", "kattack.impl:no_such_gold"])
+def test_a_gold_reference_that_does_not_load_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path,
+                                                          gold: str) -> None:
+    kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, gold=gold)], [task()]))
+    one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "gold", gold)
+
+
 def test_a_gold_reference_that_raises_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, gold="kattack.impl:gold_raises")], [task()]))
     one_error_line(run(run_cli, kernel, tmp_path), "tagging-attack", "boom in gold")
