@@ -26,19 +26,29 @@ of another type) is one line naming the server, and is never cached.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, Memo, ScoreRequest
-from clue_models_llm.prompting import CHAT_MARK, chat_prompt
+from clue_core.plugin import ClueError
+from clue_models_llm.backend import Backend, BackendInfo, Done, Memo
 from clue_models_llm.settings import SERVER
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for type checkers only: listing models imports this module's declaration, not these
+    from clue_core.plugin import RunContext
     from clue_models_llm.client import ServerClient
+    from clue_models_llm.exchange import Description, GenerateOptions, ScoreRequest
+    from clue_models_llm.prompting import CHAT_MARK, chat_prompt
 
 __all__ = ["CHAT_MARK", "OpenAIBackend", "chat_prompt", "parse_generation", "read_answer"]
+
+
+def __getattr__(name: str) -> Any:
+    """``CHAT_MARK`` and ``chat_prompt`` (:mod:`clue_models_llm.prompting`'s), imported when first asked for."""
+    if name in ("CHAT_MARK", "chat_prompt"):
+        from clue_models_llm import prompting
+
+        return getattr(prompting, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_answer(where: str, parse: Callable[..., dict[str, Any]], valid: Callable[[Any], bool], response: Any,
@@ -81,6 +91,8 @@ def parse_generation(response: Any, chat: bool) -> dict[str, Any]:
     entry["text"] = message.content or ""
     if reasoning:
         entry["reasoning"] = str(reasoning)
+    import json  # here, not at the top: listing models imports this module and json is not loaded yet
+
     calls = []
     for call in message.tool_calls or []:
         function = getattr(call, "function", None)
@@ -140,6 +152,9 @@ class OpenAIBackend(Backend):
         url = client.base_url if client else None
         server = {"base_url": url, "model": self.served, "concurrency": values["concurrency"], "rpm": values["rpm"],
                   "traffic": client.traffic.as_dict() if client else None}
+        from clue_models_llm.exchange import Description
+        from clue_models_llm.prompting import chat_prompt
+
         return Description(identity={"source": "openai", "base_url": url, "model": self.served},
                            device=url or "", dtype="server", info={"server": server},
                            chat_render=chat_prompt)
@@ -247,6 +262,10 @@ class OpenAIBackend(Backend):
         common: dict[str, Any] = {"max_tokens": options.max_new_tokens, "temperature": options.temperature}
         if options.temperature > 0:
             common["seed"] = options.seed
+        import json
+
+        from clue_models_llm.prompting import CHAT_MARK
+
         bodies = []
         for prompt in prompts:
             if prompt.startswith(CHAT_MARK):

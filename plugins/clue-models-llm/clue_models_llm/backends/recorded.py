@@ -35,11 +35,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError, RunContext, Setting, printable
-from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, Memo, ScoreRequest
+from clue_core.plugin import ClueError, Setting
+from clue_models_llm.backend import Backend, BackendInfo, Done, Memo
 from clue_models_llm.settings import COMMON, MATCHES, SERVER_MODES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for type checkers only: listing models imports neither clue_core.context nor table
+    from clue_core.plugin import RunContext
+    from clue_models_llm.exchange import Description, GenerateOptions, ScoreRequest
     from clue_models_llm.recorded_file import Match
 
 #: Why recorded answers cannot be scored by likelihood (``model_info.mode_note`` under ``mode=auto``).
@@ -81,9 +83,13 @@ class RecordedBackend(Backend):
                              "unmatched_records": unmatched}}
         if unmatched and self.found["questions"] and not self._warned:
             self._warned = True
+            from clue_core.plugin import printable
+
             self._echo(printable(
                 f"warning: {unmatched} of the {len(book.records)} records in {book.path} answer no question "
                 f"asked (matched by {_how(book.match)}); counted in model_info.recorded.unmatched_records"))
+        from clue_models_llm.exchange import Description
+
         return Description(identity=book.identity(), device="none", dtype="none", info=info, computed=False)
 
     def likelihood_support(self, *, chat: bool, required: bool, memo: Memo) -> tuple[bool, str]:
@@ -137,6 +143,8 @@ class RecordedBackend(Backend):
                             f"(matched by {_how(book.match)}, answer field {book.answer_field!r}): is it the file "
                             "of this task?")
         if missing:
+            from clue_core.plugin import printable
+
             self._echo(printable(
                 f"warning: {missing} of {len(asked)} questions{self._of_split()} have no "
                 f"recorded answer in {book.path} (field {book.answer_field!r}): scored as wrong, counted in "

@@ -14,12 +14,16 @@ separate token budget for thinking).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError, RunContext
-from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, ScoreRequest
+from clue_core.plugin import ClueError
+from clue_models_llm.backend import Backend, BackendInfo, Done
 from clue_models_llm.catalogue import CATALOGUE
 from clue_models_llm.settings import COMMON, TINY, Settings
+
+if TYPE_CHECKING:  # for type checkers only: listing models imports this module, never clue_core.context
+    from clue_core.plugin import RunContext
+    from clue_models_llm.exchange import Description, GenerateOptions, ScoreRequest
 
 #: Process-wide: the last model loaded, reused by the next task of the same run.
 _LOADED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any]]] = {}
@@ -118,6 +122,8 @@ class TransformersBackend(Backend):
 
     def describe(self) -> Description:
         """The loaded model's identity, device and dtype, EOS ids; its tokenizer holds the chat template."""
+        from clue_models_llm.exchange import Description
+
         return Description(identity=dict(self._identity), device=self.device_text, dtype=self.dtype_text,
                            info={"eos_token_ids": self.eos_ids}, tokenizer=self.tokenizer,
                            adds_bos=self.bos is not None)

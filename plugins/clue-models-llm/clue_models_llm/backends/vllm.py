@@ -27,11 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from clue_core.plugin import ClueError, RunContext, Setting
-from clue_models_llm.backend import Backend, BackendInfo, Description, Done, GenerateOptions, ScoreRequest
+from clue_core.plugin import ClueError, Setting
+from clue_models_llm.backend import Backend, BackendInfo, Done
 from clue_models_llm.settings import COMMON, Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # RunContext for type checkers only: listing models never imports clue_core.context
+    from clue_core.plugin import RunContext
+    from clue_models_llm.exchange import Description, GenerateOptions, ScoreRequest
     from clue_models_llm.vllm_scoring import Scores, TokenRequest
 
 MISSING = "vllm: models need vLLM (a GPU and its own torch): pip install 'clue-models-llm[vllm]'"
@@ -153,6 +155,8 @@ class VLLMBackend(Backend):
                   "enable_prefix_caching": values["enable_prefix_caching"],
                   "max_model_len": self.max_positions + 1 if self.max_positions else None,
                   "traffic": dict(self.traffic)}
+        from clue_models_llm.exchange import Description
+
         return Description(identity=dict(self._identity),
                            device=f"vllm (tensor_parallel_size={values['tensor_parallel_size']})",
                            dtype=self.dtype_text, info={"eos_token_ids": self.eos_ids, "engine": engine},
