@@ -67,10 +67,16 @@ def check_value(check: PredictionCheck, task: TaskSpec, example: Example, value:
     the message names the field the user sees; None for a leaderboard file, whose field is the one the
     task's writer read the value from (:func:`field_in_file`: ``answer`` in KgCLUE's file, not ``label``).
     """
-    problem = check(task, example, value)
-    if problem is not None:
-        field = value_field or field_in_file(path, where.get("line"), value)
-        raise InputError(path, str(problem), field=field, **where)
+    try:
+        problem = check(task, example, value)
+    except Exception as exc:  # the kind's plugin is broken, not the file: one line naming the kind
+        raise ClueError(f"kind {task.kind!r}: check_prediction raised {type(exc).__name__}: {exc}") from None
+    if problem is None:
+        return
+    if not isinstance(problem, str):  # False, 0, a list: not the contract's None-or-message
+        raise ClueError(f"kind {task.kind!r}: check_prediction answered {problem!r}, not None or a message")
+    field = value_field or field_in_file(path, where.get("line"), value)
+    raise InputError(path, problem, field=field, **where)
 
 
 def field_in_file(path: Path, position: int | None, value: Any) -> str:
