@@ -10,12 +10,16 @@ An answer read from a record rather than generated (``answers:<file>``, see
 placeholder on an unlabelled example, marked ``raw["missing"]``; a found one carries
 ``raw["recorded"]`` (where in the file), and an open question's texts are kept exactly as
 recorded (no stripping of a ``<think>`` block or of white space: the task's metric decides).
+
+A kind this plugin does not know is read by the task's own ``parse`` (:func:`parsed`,
+:mod:`clue_models_llm.generic`): a malformed answer is scored as the value ``parse`` gives it,
+marked ``raw["malformed"]``, and a question with no recorded answer gets ``parse("")``'s value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clue_core.plugin import CLASSIFICATION, SPAN, Example, Prediction
 from clue_models_llm.extract import (
@@ -28,6 +32,9 @@ from clue_models_llm.extract import (
 )
 from clue_models_llm.prompting import Asked
 from clue_models_llm.prompts import Question, Renderer
+
+if TYPE_CHECKING:
+    from clue_models_llm.generic import TaskFunctions
 
 #: ``ask(prompts) -> generation entries``: one turn of generation (cached) for open questions.
 Ask = Callable[[list[str]], list[dict[str, Any]]]
@@ -214,3 +221,25 @@ def _open_prediction(example: Example, said: list[str], raw: dict[str, Any], gon
     ordered = {"prompts": raw["prompts"], "generations": raw["generations"], "answers": said, "extracted": True,
                "recorded": recorded, **calls}
     return Prediction(example.id, said[-1], None, ordered)
+
+
+def parsed(examples: Sequence[Example], prompts: Sequence[str], generations: Sequence[Mapping[str, Any]],
+           stops: Sequence[str], functions: TaskFunctions) -> list[Prediction]:
+    """Generated answers read by the task's ``parse``; a malformed one scored as its value, marked and counted."""
+    result = []
+    for example, prompt, generation in zip(examples, prompts, generations):
+        if generation.get("missing"):
+            value, _ = functions.read("", example)
+            raw: dict[str, Any] = {"prompt": prompt, "generation": None, "answer": None, "missing": True,
+                                   "recorded": generation.get("recorded"), "placeholder": value}
+            result.append(Prediction(example.id, value, None, raw))
+            continue
+        _, answer = answer_text(generation, stops)
+        value, problem = functions.read(answer, example)
+        raw = generated_raw(prompt, generation)
+        raw["answer"] = answer
+        raw["extracted"] = problem is None
+        if problem is not None:
+            raw["malformed"] = problem
+        result.append(found(Prediction(example.id, value, None, raw), generation))
+    return result

@@ -8,12 +8,13 @@ dataclasses: a backend module names them for type checkers at its top and import
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from clue_models_llm.backend import ChatRender
+#: ``(messages, tools=None) -> prompt text`` (``clue_models_llm.backend.ChatRender``, named here too, so
+#: that this module imports nothing of the plugin's).
+ChatRender = Callable[..., str]
 
 
 @dataclass(frozen=True, slots=True)

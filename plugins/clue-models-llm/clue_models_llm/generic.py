@@ -19,18 +19,19 @@ type: the task's :class:`~clue_core.plugin.Prompt` names, as ``"module:attr"``,
 
 Without ``render`` the template is filled with the fields it names (the kind's ``prompt_fields``,
 checked when the plugin loads), each as ``str(value)``. A task of such a kind without ``parse`` is
-refused when its learner is built, before any task runs, in one line (:func:`require`). Nothing
-here names a task or imports a task plugin.
+refused when its learner is built, before any task runs, in one line (:func:`require`); the
+answers are read into predictions by :func:`clue_models_llm.answers.parsed`. Nothing here names
+a task or imports a task plugin.
 """
 
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ClueError, Prediction, TaskSpec, resolve
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, ClueError, TaskSpec, resolve
 from clue_models_llm.kinds import OPEN_QUESTION
 
 #: The kinds whose answers this plugin reads itself; every other kind goes through the task's functions.
@@ -96,27 +97,3 @@ def template_fields(template: str, example: Any) -> dict[str, str]:
     """The fields ``template`` names, read from the example by name, as text."""
     names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
     return {name: str(getattr(example, name, "")) for name in names}
-
-
-def predictions(examples: Sequence[Any], prompts: Sequence[str], generations: Sequence[Mapping[str, Any]],
-                stops: Sequence[str], functions: TaskFunctions) -> list[Prediction]:
-    """Generated answers read by the task's ``parse``; a malformed one scored as its value, marked and counted."""
-    from clue_models_llm.answers import answer_text, found, generated_raw
-
-    result = []
-    for example, prompt, generation in zip(examples, prompts, generations):
-        if generation.get("missing"):
-            value, _ = functions.read("", example)
-            raw: dict[str, Any] = {"prompt": prompt, "generation": None, "answer": None, "missing": True,
-                                   "recorded": generation.get("recorded"), "placeholder": value}
-            result.append(Prediction(example.id, value, None, raw))
-            continue
-        _, answer = answer_text(generation, stops)
-        value, problem = functions.read(answer, example)
-        raw = generated_raw(prompt, generation)
-        raw["answer"] = answer
-        raw["extracted"] = problem is None
-        if problem is not None:
-            raw["malformed"] = problem
-        result.append(found(Prediction(example.id, value, None, raw), generation))
-    return result

@@ -214,7 +214,7 @@ class LLMLearner:
                                   stops)
         if renderer.functions is not None:  # a kind whose answers the task reads (clue_models_llm.generic)
             prompts = answers.asked(examples, questions)
-            return generic.predictions(examples, prompts, self._generations(prompts), stops, renderer.functions)
+            return answers.parsed(examples, prompts, self._generations(prompts), stops, renderer.functions)
         raise ClueError(f"language models cannot answer {kind} examples")
 
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
