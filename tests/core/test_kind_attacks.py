@@ -42,6 +42,11 @@ NOT_A_CLASS = 3
 
 
 @dataclass(frozen=True, slots=True)
+class Pair(ClassificationExample):
+    """A third party's pair kind built on the shared classification type; its gold is the second text."""
+
+
+@dataclass(frozen=True, slots=True)
 class NoId:
     tokens: tuple[str, ...]
     tags: tuple[str, ...] | None = None
@@ -185,6 +190,7 @@ def impl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "impl.py").write_text(textwrap.dedent(IMPL), encoding="utf-8")
+    (package / "types.py").write_text("from kattack.impl import Pair  # the type, re-exported\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(package.parent))
     declared, by_type = dict(kinds._DECLARED), dict(kinds._BY_TYPE)
     yield
@@ -290,8 +296,6 @@ def test_evaluate_with_a_check_prediction_that_does_not_load_is_one_line(
     one_error_line(evaluate(run_cli, kernel, tmp_path), "tagging-attack", "check_prediction", check)
 
 
-@pytest.mark.xfail(strict=True, reason="plugins/clue-leaderboard/clue_leaderboard/submission.py (check_value): a "
-                   "kind's check_prediction that raises escapes evaluate as a traceback")
 def test_evaluate_with_a_check_prediction_that_raises_is_one_line(run_cli, isolated_kernel: Kernel,
                                                                    tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin([replace(KIND, check_prediction="kattack.impl:prediction_raises")],
@@ -299,8 +303,6 @@ def test_evaluate_with_a_check_prediction_that_raises_is_one_line(run_cli, isola
     one_error_line(evaluate(run_cli, kernel, tmp_path), "tagging-attack", "boom in check_prediction")
 
 
-@pytest.mark.xfail(strict=True, reason="plugins/clue-leaderboard/clue_leaderboard/submission.py (check_value): a "
-                   "check_prediction answering False (not None or a message) refuses every value with 'False'")
 def test_evaluate_with_a_check_prediction_answering_false_is_the_plugins_error(
         run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin(
@@ -478,3 +480,35 @@ def test_without_a_kernel_a_third_partys_builtin_kind_name_does_not_win(tmp_path
                    "that CLUE_DISABLE_PLUGINS names are read all the same")
 def test_without_a_kernel_a_disabled_plugins_kinds_are_not_read(tmp_path: Path) -> None:
     assert _gold_without_a_kernel(tmp_path, CLUE_DISABLE_PLUGINS="aaa-kinds") == "1"
+
+
+# -- kinds sharing an example type -----------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="clue_core/checks.py (_kind_problems; at its 400-line limit, so not edited "
+                   "here) or kernel.py (_check_duplicates): a kind declaring an example type another kind already "
+                   "declared is accepted, and its tasks get the first kind's gold")
+def test_a_kind_declaring_another_kinds_example_type_is_its_plugins_error(isolated_kernel: Kernel) -> None:
+    """An example's kind is found by its type: two kinds of one type would share one gold (the first
+    declared's), so the second kind's tasks were scored against the other kind's gold without a word."""
+    from clue_core.examples import ClassificationExample, gold_of
+
+    shared = replace(KIND, name="pair-shared", example="clue_core.plugin:ClassificationExample", gold="text_pair",
+                     check_example=None)
+    info = kernel_with(isolated_kernel, Plugin([shared], extras=False)).plugins[-1]
+    assert info.status == "error" and "example type clue_core.plugin:ClassificationExample is already kind " \
+        "'classification''s" in info.error, info.error
+    assert "pair-shared" not in isolated_kernel.kinds
+    assert gold_of(ClassificationExample(1, "a", text_pair="b", label="1")) == "1"
+
+
+@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_match): an example type named by another path than "
+                   "its own module (a re-export) is matched to the first declared kind it subclasses, not its own")
+def test_a_subclassed_example_type_finds_its_own_kind(isolated_kernel: Kernel) -> None:
+    from clue_core.examples import gold_of
+
+    pair = replace(KIND, name="pair-attack", example="kattack.types:Pair", gold="text_pair", check_example=None)
+    assert kernel_with(isolated_kernel, Plugin([pair], extras=False)).plugins[-1].status == "ok"
+    from kattack.impl import Pair
+
+    assert gold_of(Pair(1, "a", text_pair="b", label="1")) == "b"
