@@ -368,7 +368,7 @@ def test_a_kind_named_like_a_built_in_one_is_the_third_partys_error(isolated_ker
     assert isolated_kernel.kinds["classification"] is builtin and row(isolated_kernel, "builtin").status == "ok"
 
 
-def test_a_task_of_a_kind_whose_plugin_is_disabled_is_the_tasks_plugins_error(run_cli) -> None:
+def test_a_task_of_a_kind_whose_plugin_is_disabled_is_the_tasks_plugins_error(run_cli, tmp_path: Path) -> None:
     from clue_builtin import hooks as builtin
 
     kernel = Kernel(entrypoints=False, strict=False, disabled={"kattack-kinds"})
@@ -380,6 +380,8 @@ def test_a_task_of_a_kind_whose_plugin_is_disabled_is_the_tasks_plugins_error(ru
     assert info.status == "error" and "task 'toy-attack' dropped: unknown kind 'tagging-attack'" in info.error
     listed = run_cli("list", "plugins", kernel=kernel)
     assert listed.exit_code == 0 and "Traceback" not in listed.output
+    refused = run_cli("run", "toy-attack", "--model", "baseline", "--data-dir", data(tmp_path / "data"), kernel=kernel)
+    one_error_line(refused, "unknown task 'toy-attack'", "kattack-tasks")
 
 
 @pytest.mark.parametrize("change, words", [
