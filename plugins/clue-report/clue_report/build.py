@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, Registry, TaskSpec, __version__
+from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, Manifest, Registry, TaskSpec, __version__
 from clue_report import error_analysis, stats
 from clue_report.collect import Collected, Run, collect
 from clue_report.explorer import DEFAULT_EXAMPLES, Feed, feeding
@@ -83,6 +83,9 @@ def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | 
         "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
         "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
         "row": None,
+        # the run's own notes (its manifest's: the reader's and the runner's, DataCLUE's "not the DataCLUE
+        # protocol" mark among them), beside the report's notes on reading it ("notes")
+        "run_notes": [str(note) for note in Manifest(run.manifest).notes],
     }
     entry.update(extra_fields(run, task))
     if task is None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from clue_core.plugin import ClassificationExample, MultipleChoiceExample, SpanExample, TaskSpec
+from clue_report import views
 from clue_report.scored import Scored
 
 NO_PREDICTION = "(none)"
@@ -89,7 +90,18 @@ def _value_text(example: Any, value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _describe(example: Any, descriptions: Mapping[str, str]) -> dict[str, Any]:
+def _builtin(example: Any) -> bool:
+    """An example of the built-in kinds or an open question, each shown its own way (else :mod:`clue_report.views`)."""
+    return isinstance(example, (ClassificationExample, SpanExample, MultipleChoiceExample)) or isinstance(
+        getattr(example, "turns", None), tuple)
+
+
+def _describe(task: TaskSpec, example: Any) -> dict[str, Any]:
+    if not _builtin(example):  # a plugin's kind (NER, KBQA, a third party's): by its name and fields
+        found = views.view(task, example)
+        if found.get("fields"):
+            found["fields"] = [[name, _excerpt(text)] for name, text in found["fields"]]
+        return found
     if isinstance(example, ClassificationExample):
         return {"text": example.text, "text_pair": example.text_pair}
     if isinstance(example, SpanExample):
@@ -127,7 +139,12 @@ def wrong_examples(task: TaskSpec, scored: Scored, metric: str, seed: int = 0,
     for i, (example, prediction) in enumerate(zip(scored.examples, scored.predictions)):
         predicted = None if prediction is None else prediction.value
         gold = getattr(example, "label", None) if not isinstance(example, SpanExample) else example.answers
-        is_wrong = values[i] is not None and values[i] < 100.0 if values is not None else predicted != gold
+        if values is not None:
+            is_wrong = values[i] is not None and values[i] < 100.0
+        elif _builtin(example):
+            is_wrong = predicted != gold
+        else:  # no per-example value: wrong where the answer is not the gold (entity spans as a set)
+            is_wrong = views.right(task, example, predicted) is False
         if is_wrong:
             wrong.append(i)
     if len(wrong) > count:
@@ -137,9 +154,13 @@ def wrong_examples(task: TaskSpec, scored: Scored, metric: str, seed: int = 0,
         example, prediction = scored.examples[i], scored.predictions[i]
         gold = ([text for text, _ in example.answers or ()] if isinstance(example, SpanExample)
                 else getattr(example, "label", None))
-        item = {"id": example.id, **_describe(example, task.label_descriptions),
-                "gold": _value_text(example, gold),
-                "prediction": _value_text(example, None if prediction is None else prediction.value)}
+        predicted = None if prediction is None else prediction.value
+        if _builtin(example):
+            item = {"id": example.id, **_describe(task, example), "gold": _value_text(example, gold),
+                    "prediction": _value_text(example, predicted)}
+        else:
+            item = {"id": example.id, **_describe(task, example), "gold": views.gold_text(task, example),
+                    "prediction": views.value_text(task, example, predicted)}
         if isinstance(example, ClassificationExample):
             for key in ("gold", "prediction"):
                 description = task.label_descriptions.get(item[key])

@@ -59,7 +59,8 @@
     if (!example) { return ''; }
     if (example.search === undefined) {
       example.search = [example.text, example.text_pair, example.title, example.question, example.context,
-                        (example.choices || []).join('\n'), (example.turns || []).join('\n')]
+                        (example.choices || []).join('\n'), (example.turns || []).join('\n'),
+                        (example.fields || []).map(function (f) { return f[1]; }).join('\n')]
         .filter(function (t) { return t; }).join('\n').toLowerCase();
     }
     return example.search;
@@ -132,6 +133,11 @@
     if (example.context) { context(td, example.context); }
     if (example.choices && example.choices.length) { list(td, 'ex-choices', example.choices); }
     if (example.turns && example.turns.length) { list(td, 'ex-turns', example.turns); }
+    if (example.fields && example.fields.length) {  // a plugin's kind's other fields, by name
+      var dl = el('dl', 'ex-fields');
+      example.fields.forEach(function (f) { dl.appendChild(el('dt', '', f[0])); dl.appendChild(el('dd', '', f[1])); });
+      td.appendChild(dl);
+    }
   }
   function shares(scores) {
     var sum = 0, probabilities = true;

@@ -80,6 +80,9 @@ def _input(example: Mapping[str, Any]) -> str:
                      + "</ol>")
     if example.get("turns"):
         parts.append("<ol class='ex-turns'>" + "".join(f"<li>{escape(t)}</li>" for t in example["turns"]) + "</ol>")
+    if example.get("fields"):  # a plugin's kind's other fields, by name (clue_report.shown)
+        parts.append("<dl class='ex-fields'>" + "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>"
+                                                        for name, text in example["fields"]) + "</dl>")
     return "".join(parts)
 
 

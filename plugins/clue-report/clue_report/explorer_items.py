@@ -2,7 +2,8 @@
 
 An example (:func:`describe`) keeps what a reader needs to judge the answer: the sentence
 pair, the passage and question, the choices (CHID's blank stays ``____`` in its context), the
-open question's turns; its gold answer as shown (``gold``) and as the filters match it (``g``).
+open question's turns, a plugin's kind's text or question and other fields (``fields``, ``[name, text]``
+pairs: :mod:`clue_report.views`); its gold answer as shown (``gold``) and as the filters match it (``g``).
 An answer (:func:`item_of`) keeps the prediction (``p`` as matched, ``pred`` as shown when that
 differs), whether it is right (``ok``: the run's primary metric at its maximum, or the checker's
 verdict; ``None`` where neither says), the per-choice scores, what an LLM generated before its
@@ -21,6 +22,7 @@ from clue_core.plugin import (
     SpanExample,
     TaskSpec,
 )
+from clue_report import views
 from clue_report.scored import Scored
 
 #: The longest generation kept per answer (characters); the rest is cut, and said so.
@@ -84,6 +86,8 @@ def describe(task: TaskSpec, example: Example, from_data: bool) -> dict[str, Any
         item.update(turns=list(example.turns), dimension=getattr(example, "dimension", ""),
                     category=getattr(example, "category", ""), gold=getattr(example, "reference", None) or "—",
                     g=None)
+    else:  # a plugin's kind (NER, KBQA, a third party's): by its name and fields (clue_report.views)
+        item.update(views.view(task, example), gold=views.gold_text(task, example), g=None)
     if not from_data:
         item["unread"] = True
     return clean(item)
@@ -93,8 +97,8 @@ def unread(record: Mapping[str, Any]) -> dict[str, Any]:
     """An example known from its record alone (its dev data is gone and its kind cannot be rebuilt):
     the id and the gold answer as the record has it."""
     gold = record.get("gold")
-    shown = "—" if gold is None or gold == "" else " | ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
-    return clean({"id": str(record.get("id")), "gold": shown, "g": None, "unread": True})
+    text = "—" if gold is None or gold == "" else " | ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
+    return clean({"id": str(record.get("id")), "gold": text, "g": None, "unread": True})
 
 
 def generated(raw: Any) -> str | None:
@@ -117,7 +121,7 @@ def _prediction_key(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _correct(example: Example | None, record: Mapping[str, Any], scored: Scored | None, index: int,
+def _correct(task: TaskSpec, example: Example | None, record: Mapping[str, Any], scored: Scored | None, index: int,
              metric: str) -> bool | None:
     values = scored.per_example.get(metric) if scored is not None else None
     if values is not None and index < len(values) and values[index] is not None:
@@ -125,8 +129,10 @@ def _correct(example: Example | None, record: Mapping[str, Any], scored: Scored 
     scoring = record.get("scoring")
     if isinstance(scoring, Mapping) and isinstance(scoring.get("passed"), bool):
         return scoring["passed"]
-    if isinstance(example, (ClassificationExample, MultipleChoiceExample)) and example.label is not None:
-        return record.get("prediction") == example.label
+    if isinstance(example, (ClassificationExample, MultipleChoiceExample)):
+        return None if example.label is None else record.get("prediction") == example.label
+    if example is not None and not isinstance(example, SpanExample) and not hasattr(example, "turns"):
+        return views.right(task, example, record.get("prediction"))  # a plugin's kind: the answer is the gold
     return None
 
 
@@ -153,11 +159,13 @@ def item_of(task: TaskSpec, example: Example | None, record: Mapping[str, Any], 
     value = record.get("prediction")
     item: dict[str, Any] = {"id": str(example.id if example is not None else record.get("id")),
                             "p": _prediction_key(value),
-                            "ok": _correct(example, record, scored, index, metric)}
+                            "ok": _correct(task, example, record, scored, index, metric)}
     if isinstance(example, MultipleChoiceExample):
         item["pred"] = _choice(example, value)
     elif isinstance(example, ClassificationExample) and _label(task, value) != item["p"]:
         item["pred"] = _label(task, value)
+    elif example is not None and task.kind == views.ENTITY_SPANS:
+        item["pred"] = views.value_text(task, example, value)
     scores = record.get("scores")
     if isinstance(scores, list) and scores:
         item["scores"] = scores

@@ -247,11 +247,12 @@ def _wrong(run: Mapping[str, Any]) -> str:
         return "<p class='muted'>No wrong examples.</p>"
     rows = []
     for item in examples:
-        text = escape(item.get("text") or "")
+        text = escape(item.get("text") or item.get("question") or "")
         if item.get("text_pair"):
             text += " ‖ " + escape(item["text_pair"])
         if item.get("context"):
             text += f"<br><small>{escape(item['context'])}</small>"
+        text += "".join(f"<br><small>{escape(name)}: {escape(value)}</small>" for name, value in item.get("fields", ()))
         answer = escape(item["prediction"]) + (f"<br><small>said: {escape(item['raw'])}</small>"
                                                if item.get("raw") else "")
         rows.append([escape(str(item["id"])), f'<td class="text">{text}</td>', escape(item["gold"]), answer])
@@ -347,6 +348,8 @@ def runs_section(report: Mapping[str, Any]) -> str:
         rows.append([escape(run["id"]), escape(run["task"]), escape(run["model"]), escape(str(run["seed"])),
                      escape(run["data_version"]), num(primary, detail),
                      "yes" if run["in_table"] else "no", f'<td class="text">{escape(run["path"])}'
+                     + "".join(f"<br><small class='run-note'><b>run note:</b> {escape(n)}</small>"
+                               for n in run.get("run_notes") or ())
                      + "".join(f"<br><small>{escape(n)}</small>" for n in run["notes"]) + "</td>"])
         classes.append("" if run["in_table"] else "nc")
     parts = ["<section id='runs'><h2>Runs</h2>",

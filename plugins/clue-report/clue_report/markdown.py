@@ -95,6 +95,15 @@ def _legend(report: Mapping[str, Any]) -> str:
     return text + md_text(fmt.sweep_legend(report))
 
 
+def _run_notes(report: Mapping[str, Any]) -> list[str]:
+    """The runs' own notes (their manifests'), one bullet each; nothing when no run has any, so a report of
+    runs without notes reads as before."""
+    notes = [f"- {md_text(run['id'])} · {md_text(run['task'])} · {md_text(run['model'])}: {md_text(note)}"
+             for run in report["runs"] for note in run.get("run_notes") or ()]
+    return ["## Runs' notes", "", "What each run recorded about itself (its manifest's notes).", "", *notes, ""] \
+        if notes else []
+
+
 def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, list[str]]] = ()) -> str:
     """``report.md``; ``sections`` are the plugins' views as ``(title, lines)``, in page order."""
     lines = ["# CLUE report", ""]
@@ -110,4 +119,5 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
             lines += _task(task)
     for title, section in sections:
         lines += [f"## {md_text(title)}", "", *section, *([""] if section and section[-1] else [])]
+    lines += _run_notes(report)
     return "\n".join(lines).rstrip() + "\n"
