@@ -7,6 +7,7 @@ vocabulary, and a pretrained checkpoint is only loaded when there is work to do.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -35,9 +36,9 @@ from clue_models_hf import encoding, loading, tiny
 from clue_models_hf.batching import Collator
 from clue_models_hf.runtime import check_log_with, check_mixed_precision, infer, make_accelerator, stack_padded
 from clue_models_hf.saving import disk_errors, share_weights
-from clue_models_hf.settings import Settings
+from clue_models_hf.settings import KEEP_BEST, KEEP_LAST, Settings
 from clue_models_hf.spans import decode_windows
-from clue_models_hf.training import BEST, Trainer
+from clue_models_hf.training import BEST, Trainer, TrainerState
 
 TINY_SOURCE = "hf-tiny"
 BEST_WEIGHTS = "weights.safetensors"
@@ -98,6 +99,9 @@ class HFLearner:
         #: ``model`` as Accelerate prepared it (DDP-wrapped with several processes)
         self.prepared: Any = None
         self.trained = False
+        #: the weights the model holds after ``fit`` (``checkpoint`` best or last, its step and epoch),
+        #: recorded in ``clue_model.json``; a loaded model carries its record over
+        self.kept: dict[str, Any] | None = (self.saved or {}).get("kept")
 
     # ---- building -------------------------------------------------------------------------
     def _log(self, message: str) -> None:
@@ -195,7 +199,8 @@ class HFLearner:
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         """Fine-tune on ``train``, evaluating on ``dev`` with ``context.score`` and keeping the best
-        checkpoint (by ``context.primary_metric``) under ``context.training_dir``."""
+        checkpoint (by ``context.primary_metric``) under ``context.training_dir``; the model ends with
+        those weights, or with the last step's where ``keep=last``."""
         self.seed = context.seed
         self._echo = context.echo
         self._will_train = True
@@ -219,7 +224,7 @@ class HFLearner:
                           self._save_weights, self._log, seed=context.seed, resume=context.resume,
                           primary_metric=context.primary_metric)
         trainer.train(features, self._collator())
-        self._restore_best(output_dir / BEST)
+        self.kept = self._keep(trainer.state, output_dir / BEST)
         self.trained = True
 
     def predict(self, examples: Sequence[Example]) -> list[Prediction]:
@@ -245,6 +250,7 @@ class HFLearner:
             "labels": self.labels,
             "backbone": self.saved.get("backbone", self.source) if self.saved else self.source,
             "max_length": self.max_length,
+            **({"kept": self.kept} if self.kept else {}),
             **self._record(),
         })
 
@@ -313,12 +319,37 @@ class HFLearner:
             save_model(self.model, str(directory / BEST_WEIGHTS))
         share_weights(directory)
 
-    def _restore_best(self, directory: Path) -> None:
+    def _keep(self, state: TrainerState, best: Path) -> dict[str, Any]:
+        """End ``fit`` on the weights ``keep`` names and say which: the best dev checkpoint (restored from
+        ``best``), or the last step's, which the model already holds. ``best/`` is written either way, so a
+        run resumed with the other value still has it. Without a dev evaluation there is no best
+        checkpoint and the last weights are kept whatever ``keep`` says."""
+        if self.settings.keep == KEEP_BEST:
+            if self._restore_best(best):
+                step = _best_step(best, state)
+                epoch = next((h.get("epoch") for h in state.history if h.get("step") == step), None)
+                return {"checkpoint": KEEP_BEST, "step": step, "epoch": epoch}
+        else:
+            self._log(f"kept the last step's model (step {state.global_step}, epoch {state.epoch}; keep=last)")
+        return {"checkpoint": KEEP_LAST, "step": state.global_step, "epoch": state.epoch}
+
+    def _restore_best(self, directory: Path) -> bool:
+        """Load the best checkpoint's weights, if training wrote one."""
         from safetensors.torch import load_model
 
-        if (directory / BEST_WEIGHTS).is_file():
-            load_model(self.model, str(directory / BEST_WEIGHTS))
-            self._log(f"restored the best checkpoint ({directory})")
+        if not (directory / BEST_WEIGHTS).is_file():
+            return False
+        load_model(self.model, str(directory / BEST_WEIGHTS))
+        self._log(f"restored the best checkpoint ({directory})")
+        return True
+
+
+def _best_step(best: Path, state: TrainerState) -> int | None:
+    """The step of the weights in ``best/``: its ``best.json`` (written with them), else the state's."""
+    try:
+        return int(json.loads((best / "best.json").read_text())["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return state.best_step
 
 
 def _has_gold(example: Example) -> bool:

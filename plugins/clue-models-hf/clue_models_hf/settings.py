@@ -22,6 +22,8 @@ from clue_core.plugin import CLASSIFICATION, SPAN, ClueError, Setting
 from clue_models_hf.ner_tags import ENTITY_SPANS, HEADS, SPAN_HEAD
 
 MIXED_PRECISION = ("no", "bf16", "fp16")
+#: ``keep``: which weights a fit ends with (the best on dev, or the last step's).
+KEEP_BEST, KEEP_LAST = "best", "last"
 #: Scaled epochs never exceed this (CLUEWSC2020's reference is already 50).
 MAX_SCALED_EPOCHS = 50
 
@@ -73,6 +75,11 @@ COMMON: tuple[Setting, ...] = (
               "baseline) or bio (B-/I-/O per token)", choices=HEADS),
     _schedule("ner_stride", int, 32, "entity spans: tokens shared by consecutive windows of a text longer than "
               "max_length", minimum=0),
+    # not a schedule setting: training is the same either way, only the weights fit ends with differ,
+    # so --resume may change it (the resumed run's manifest records the value it ended with)
+    Setting("keep", str, KEEP_BEST, "the weights fit ends with, saved and predicted with: best (the best "
+            "dev evaluation, from training/best/) or last (the last step's, as DataCLUE's recipe)",
+            choices=(KEEP_BEST, KEEP_LAST)),
 )
 
 #: Settings of the offline backbone ``hf-tiny`` only: its shape and vocabulary.
@@ -119,6 +126,7 @@ class Settings:
     pet_instruction: bool
     ner_head: str
     ner_stride: int
+    keep: str
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> Settings:
