@@ -1,7 +1,8 @@
 """hf-tiny and llm-tiny on bundled samples (users give --model hf:hfl/rbtl3, the named checkpoint).
 
 hf-tiny is not the recipe's model and its size class changes the learning rate, so the run is marked
-as not the DataCLUE protocol; the recipe's epochs, length and batch reach the model.
+as not the DataCLUE protocol; the recipe's epochs, length and batch reach the model, and it predicts with the
+last epoch's model (``keep=last``), as the recipe does.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def test_hf_tiny_on_the_sample(run_cli, tmp_path: Path) -> None:
     mark = next(n for n in manifest["notes"] if MARK in n)
     assert "epochs 2 (recipe 15)" in mark and "learning_rate" in mark
     assert manifest["settings"]["max_length"] == 32 and manifest["settings"]["batch_size"] == 64
+    # the recipe predicts with the last epoch's model: so does the run (hf's keep=last)
+    assert manifest["settings"]["keep"] == "last" and "keep" not in mark
+    kept = json.loads((run / "model" / "clue_model.json").read_text(encoding="utf-8"))["kept"]
+    state = json.loads((run / "training" / "trainer_state.json").read_text(encoding="utf-8"))
+    assert kept == {"checkpoint": "last", "step": state["global_step"], "epoch": 2}
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     assert 0.0 <= metrics["test_public"]["macro_f1"] <= 100.0
 

@@ -31,6 +31,7 @@ def test_six_tasks_with_the_fixed_recipe_pinned_for_hf() -> None:
         assert task.recommendations["epochs"] == (6 if folder == "iflytek" else 15)
         assert task.recommendations["max_length"] == (256 if folder == "iflytek" else 32)
         assert (task.recommendations["learning_rate"], task.recommendations["batch_size"]) == (2e-5, 64)
+        assert task.recommendations["keep"] == "last"  # the recipe predicts with the last epoch's model
     assert len(_task("cic").labels) == 118 and len(_task("iflytek").labels) == 119
     assert _task("qbqtc").labels == ("0", "1", "2")
 
@@ -109,6 +110,17 @@ def test_the_protocol_note_names_each_departure() -> None:
     assert note("iflytek", wanted).startswith(f"{MARK}: epochs 15 (recipe 6), max_length 32 (recipe 256)")
     assert note("cic", recipe("cic")) == f"{MARK}: model is not hf:hfl/rbtl3"
     assert note("cic", None) == ""
+    assert note("cic", {**wanted, "keep": "best"}) == f"{MARK}: keep 'best' (recipe 'last')"
+
+
+def test_keep_is_declared_as_the_hf_models_declare_it() -> None:
+    """The kernel keeps the task's declaration (the first): it must be hf's, choices included."""
+    from clue_tasks_dataclue.catalog import KEEP_SETTING
+
+    common = pytest.importorskip("clue_models_hf.settings").COMMON
+    hf = next(s for s in common if s.name == "keep")
+    assert (KEEP_SETTING.type, KEEP_SETTING.default, KEEP_SETTING.choices) == (hf.type, hf.default, hf.choices)
+    assert (KEEP_SETTING.schedule, KEEP_SETTING.report) == (hf.schedule, hf.report)
 
 
 @pytest.mark.parametrize(("model", "mark"), [
@@ -123,6 +135,7 @@ def test_the_planned_settings_of_hf_models_reach_the_reader(model: str, mark: st
     settings = {s["name"]: s["value"] for s in api.plan("dataclue-cic", model, sample=True)[0]["settings"]}
     part = read_single(_task("cic"), SAMPLES / "cic", "train", settings=settings)
     assert [n for n in part.notes if MARK in n] == ([mark] if mark else [])
+    assert settings["keep"] == "last"  # the recipe's, pinned for every hf model
 
 
 def test_run_marks_a_departure_in_the_notes_and_manifest(run_cli, kernel, tmp_path: Path) -> None:
@@ -139,6 +152,18 @@ def test_run_marks_a_departure_in_the_notes_and_manifest(run_cli, kernel, tmp_pa
     assert f"train: {MARK}: model is not hf:hfl/rbtl3, epochs 3 (recipe 15)" in manifest["notes"]
     metrics = json.loads((out / "a/dataclue-cic/metrics.json").read_text(encoding="utf-8"))
     assert set(metrics["test_public"]) == {"macro_f1", "micro_f1"} and metrics["primary_metric"] == "macro_f1"
+    assert json.loads((out / "a/dataclue-cic/manifest.json").read_text(encoding="utf-8"))["settings"]["keep"] == "last"
+
+
+def test_keeping_the_best_checkpoint_is_marked(run_cli, kernel, tmp_path: Path) -> None:
+    best = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", tmp_path,
+                   "--set", "recipe_model=hf:hfl/rbtl3", "--set", "keep=best", kernel=kernel)
+    assert best.exit_code == 0, best.output
+    manifest = json.loads((tmp_path / "dataclue-cic/manifest.json").read_text(encoding="utf-8"))
+    assert f"train: {MARK}: keep 'best' (recipe 'last')" in manifest["notes"]
+    wrong = run_cli("run", "dataclue-cic", "--model", "dc-char", "--sample", "-o", tmp_path / "x",
+                    "--set", "keep=first", kernel=kernel)
+    assert wrong.exit_code == 2 and "keep" in wrong.output and "last" in wrong.output
 
 
 def test_check_reads_every_sample(run_cli, kernel) -> None:

@@ -7,7 +7,8 @@ DataCLUE fixes the model and its training recipe and lets the user improve ``tra
 as FewCLUE's). The recipe is the repository's own
 (``baselines/models_pytorch/classifier_pytorch/run_classifier_<task>.sh`` with
 ``run_classifier.py``'s defaults): RBTL3 (HF ``hfl/rbtl3``), 15 epochs (iflytek 6), learning rate
-2e-5, max length 32 (iflytek 256), batch 64, warmup 0.1, weight decay 0.01, clipping 1.0, seed 42.
+2e-5, max length 32 (iflytek 256), batch 64, warmup 0.1, weight decay 0.01, clipping 1.0, seed 42,
+predicting with the model of the last epoch (hf's ``keep=last``; its default keeps the best on dev).
 It is every task's recommendation and, pinned for the ``hf`` models (``model_recommendations``:
 the hf catalogue's size-class rates would otherwise replace it), what a run trains with unless the
 user changes it; then the run's notes say ``not the DataCLUE protocol: …`` (see
@@ -43,6 +44,8 @@ def recipe(task: str) -> dict[str, object]:
         "epochs_scale": 1.0,
         "max_steps": 0,
         "gradient_accumulation_steps": 1,
+        # run_classifier.py predicts with the model its last epoch ends on, not the best on dev
+        "keep": "last",
     }
 
 
@@ -59,6 +62,14 @@ RECIPE_MODEL_SETTING = Setting(
     "recipe_model", str, "", f"set by the task for {RECIPE_MODEL} (the recipe's checkpoint); empty for any other "
     "model, whose runs are marked 'not the DataCLUE protocol'", report=True)
 
+#: ``keep`` as the hf models declare it (their default keeps the best dev checkpoint), with their choices: this
+#: declaration is the one the kernel keeps, so it checks ``--set keep=…``. Not a schedule setting, as in hf:
+#: training is the same either way, and ``--resume`` may change which weights a run ends with.
+KEEP_SETTING = Setting(
+    "keep", str, "best", "the weights the model predicts with: best (on dev) or last (the last epoch's, as the "
+    "recipe); DataCLUE compares it with the fixed recipe and marks a run that departs ('not the DataCLUE "
+    "protocol')", choices=("best", "last"))
+
 #: The recipe values the reader sees (defaults: the hf models' declared defaults, which they must equal).
 PROTOCOL_SETTINGS: tuple[Setting, ...] = (
     RECIPE_MODEL_SETTING,
@@ -73,6 +84,7 @@ PROTOCOL_SETTINGS: tuple[Setting, ...] = (
     _checked("epochs_scale", float, 1.0, "multiplies epochs"),
     _checked("max_steps", int, 0, "optimizer steps instead of epochs"),
     _checked("gradient_accumulation_steps", int, 1, "batches per optimizer step"),
+    KEEP_SETTING,
 )
 
 METRIC_SPEC = MetricSpec(
