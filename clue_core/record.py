@@ -162,7 +162,9 @@ def _read(record: type[R], path: Path, missing: str | None, manifest: Manifest |
             raise ClueError(missing) from None
         return None
     except (OSError, ValueError, RecursionError) as exc:
-        reason = "nested too deeply to read" if isinstance(exc, RecursionError) else exc
+        reason = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
+        if "integer string conversion" in reason:  # more than 4,300 digits: worded as a prediction line's is
+            reason = "an integer too long to read"
         raise ClueError(f"{path}: unreadable {what} ({reason})") from None
     if not isinstance(data, dict):
         raise ClueError(f"{path}: unreadable {what} (not an object)")

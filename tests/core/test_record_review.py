@@ -304,3 +304,15 @@ def test_a_record_type_extending_another_keeps_its_declared_fields() -> None:
     assert "field 'seed'" in str(caught.value)
     with pytest.raises(ClueError):
         Extended.checked({"schema": "clue-core/run@1", "epochs": "x"}, Path("manifest.json"))
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "metrics.json"])
+def test_an_integer_too_long_for_python_in_a_record_file_is_worded_as_in_a_prediction_line(fixture_run: Path,
+                                                                                           name: str) -> None:
+    """Python's own words (``use sys.set_int_max_str_digits()``) were the message for a manifest or metrics
+    file, while a prediction line with the same integer already said it plainly."""
+    path = fixture_run / name
+    path.write_text(path.read_text(encoding="utf-8").replace("{", '{"huge": ' + "9" * 5000 + ", ", 1),
+                    encoding="utf-8")
+    message = _message(lambda: read_run(fixture_run))
+    assert message == f"{path}: unreadable {name.split('.')[0]} (an integer too long to read)"
