@@ -51,12 +51,14 @@ def die():
 
 from clue_core import record_write, rundir, scoring
 
-if AT == "started":
-    start = record_write.RunWriter.start.__func__
+if AT.startswith("started"):  # started / started-2: after the n-th task's started manifest
+    start, begun = record_write.RunWriter.start.__func__, []
 
     def started(cls, *args, **kwargs):
         writer = start(cls, *args, **kwargs)
-        die()
+        begun.append(writer)
+        if len(begun) == int(AT.partition("-")[2] or 1):
+            die()
         return writer
     record_write.RunWriter.start = classmethod(started)
 elif AT == "predict":
@@ -111,9 +113,10 @@ def env(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
-def run(env: dict[str, str], out: Path, *extra: str, kill_at: str = "") -> subprocess.CompletedProcess[str]:
+def run(env: dict[str, str], out: Path, *extra: str, kill_at: str = "", tasks: tuple[str, ...] = (TASK,)
+        ) -> subprocess.CompletedProcess[str]:
     code = "import sys, killpoint; from clue_core.entry import main; sys.argv[0] = 'clue-core'; main()"
-    return subprocess.run([sys.executable, "-c", code, "run", TASK, "--model", "baseline", "--sample", "-o", str(out),
+    return subprocess.run([sys.executable, "-c", code, "run", *tasks, "--model", "baseline", "--sample", "-o", str(out),
                            *extra], env={**env, "KILL_AT": kill_at}, capture_output=True, text=True, timeout=120)
 
 
@@ -180,6 +183,23 @@ def test_a_resume_killed_again_still_resumes_and_keeps_the_finished_run(env: dic
     resumed = run(env, out, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert complete(final) and sorted(p.name for p in out.iterdir()) == [TASK]
+
+
+@pytest.mark.slow
+def test_a_two_task_run_killed_in_its_second_task_resumes_only_that_one(env: dict[str, str], tmp_path: Path) -> None:
+    env = {**env, "CLUE_DISABLE_PLUGINS": OTHERS.replace("clue-tasks-classic,", "")}
+    out, tasks = tmp_path / "out", (TASK, "afqmc")
+    killed = run(env, out, kill_at="started-2", tasks=tasks)
+    assert killed.returncode == -9, killed.stderr
+    assert complete(out / TASK) and not (out / "afqmc").exists() and (out / ".afqmc.staging").is_dir()
+    first = (out / TASK / "manifest.json").read_bytes()
+    plain = run(env, out, tasks=tasks)
+    assert plain.returncode == 2 and "--resume" in one_line(plain)
+    resumed = run(env, out, "--resume", tasks=tasks)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{out / TASK} is already complete; nothing to resume" in resumed.stderr
+    assert (out / TASK / "manifest.json").read_bytes() == first  # the finished task is left as it was
+    assert complete(out / "afqmc") and sorted(p.name for p in out.iterdir()) == sorted(tasks)
 
 
 @pytest.mark.slow
