@@ -66,6 +66,9 @@ def test_cluener2020_report_shows_the_text_and_entities(run_cli, isolated_kernel
 
     kernel = _kernel(isolated_kernel, (ner_hooks, "clue-tasks-ner", "clue-tasks-ner"), (Plugin(), "ner-dict", None))
     _run(run_cli, kernel, "cluener2020", "ner-dictionary", tmp_path / "runs")
+    summary = run_cli("report", tmp_path / "runs", kernel=kernel)  # the terminal table, no -o
+    assert summary.exit_code == 0 and re.search(r"^cluener2020 +macro_f1 +[0-9.]+ +ner-dictionary", summary.output,
+                                                re.M), summary.output
     report, page, md = _report(run_cli, kernel, tmp_path / "runs", tmp_path / "report")
     (entry,) = report["runs"]
     _clean(entry)
@@ -251,4 +254,4 @@ def test_runs_without_notes_add_no_notes_section(run_cli, isolated_kernel: Kerne
     kernel = _kernel(isolated_kernel, (ner_hooks, "clue-tasks-ner", "clue-tasks-ner"), (Plugin(), "ner-dict", None))
     _run(run_cli, kernel, "cluener2020", "ner-dictionary", tmp_path / "runs")
     report, page, md = _report(run_cli, kernel, tmp_path / "runs", tmp_path / "report")
-    assert report["runs"][0]["run_notes"] == [] and "## Runs' notes" not in md and "run note:" not in page
+    assert "run_notes" not in report["runs"][0] and "## Runs' notes" not in md and "run note:" not in page

@@ -83,10 +83,12 @@ def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | 
         "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
         "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
         "row": None,
-        # the run's own notes (its manifest's: the reader's and the runner's, DataCLUE's "not the DataCLUE
-        # protocol" mark among them), beside the report's notes on reading it ("notes")
-        "run_notes": [str(note) for note in Manifest(run.manifest).notes],
     }
+    run_notes = [str(note) for note in Manifest(run.manifest).notes]
+    if run_notes:  # the run's own notes (its manifest's: the reader's and the runner's, DataCLUE's "not the
+        # DataCLUE protocol" mark among them), beside the report's on reading it; only where it has some, so
+        # a report of runs without notes keeps its shape
+        entry["run_notes"] = run_notes
     entry.update(extra_fields(run, task))
     if task is None:
         entry["notes"].append(f"task {run.task} is not installed: no intervals or error analysis")
