@@ -269,6 +269,9 @@ def settle_resume(plan: TaskPlan, request: RunRequest, *, main: bool) -> None:
                             f"({paths.staging}); pass --overwrite to replace it, or use another --output-dir")
         if plan.done:
             check_resume_matches(plan, request, paths.final)
+        elif staged and paths.staging.is_dir():  # a kill between a file's temporary sibling and its rename
+            for stray in paths.staging.rglob(".*.????????.tmp"):  # left atomic's '.<name>.<hex>.tmp': not the run's
+                stray.unlink(missing_ok=True)
     elif staged and not request.overwrite:
         raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
                         f"or --overwrite to discard it and start over")

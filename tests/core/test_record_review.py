@@ -79,6 +79,15 @@ elif AT.startswith("write-"):  # write-<n>-before / write-<n>-after: around the 
         if len(calls) == int(number) and when == "after":
             die()
     record_write._write = writing
+elif AT.startswith("mid-write-"):  # mid-write-<name>: the file's temporary sibling written, not yet renamed
+    import clue_core.atomic as atomic
+    fsync, name = os.fsync, AT.removeprefix("mid-write-")
+
+    def syncing(fd):
+        fsync(fd)
+        if os.readlink(f"/proc/self/fd/{fd}").rpartition("/")[2].startswith(f".{name}."):
+            die()
+    atomic.os.fsync = syncing
 elif AT == "swap":  # between the swap's two renames: the old run moved aside, the new not yet in place
     publish = rundir.RunPaths.publish
 
@@ -200,6 +209,20 @@ def test_a_two_task_run_killed_in_its_second_task_resumes_only_that_one(env: dic
     assert f"{out / TASK} is already complete; nothing to resume" in resumed.stderr
     assert (out / TASK / "manifest.json").read_bytes() == first  # the finished task is left as it was
     assert complete(out / "afqmc") and sorted(p.name for p in out.iterdir()) == sorted(tasks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dev.jsonl", "metrics.json"])
+def test_a_run_killed_mid_write_publishes_no_temporary_file(env: dict[str, str], tmp_path: Path, name: str) -> None:
+    """A kill between a file's temporary sibling and its rename leaves ``.<name>.<hex>.tmp`` in the staging
+    folder; the resumed run must not publish it as part of the run."""
+    out = tmp_path / "out"
+    killed = run(env, out, kill_at=f"mid-write-{name}")
+    assert killed.returncode == -9 and (tmp_path / "killed").exists(), killed.stderr
+    assert list((out / f".{TASK}.staging").rglob("*.tmp"))  # the kill left one
+    resumed = run(env, out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert complete(out / TASK) and not list((out / TASK).rglob("*.tmp")), sorted(map(str, (out / TASK).rglob("*")))
 
 
 @pytest.mark.slow
