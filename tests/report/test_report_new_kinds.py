@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -132,6 +133,26 @@ def test_kgclue_report_shows_the_question_and_triples(run_cli, isolated_kernel: 
     assert all(w["gold"] == examples[str(w["id"])]["gold"] and w["gold"].count(" ||| ") == 2 for w in wrong)
     assert all(w["prediction"] == " |||  ||| " and w["emf1"] == 0 for w in wrong)
     assert wrong[0]["question"] in page.split("Wrong examples")[1]
+
+
+def test_the_explorers_script_renders_and_searches_the_candidates(run_cli, isolated_kernel: Kernel,
+                                                                  tmp_path: Path) -> None:
+    """In headless Chromium (skipped without one, as tests/report/test_browser.py): a query that only the KB
+    candidates hold (主讲课程, not in the question) finds dev line 0, drawn with its candidates by the script."""
+    from clue_tasks_kgclue import hooks as kgclue_plugin
+    from tests.kgclue.tiny_model import TinyModelPlugin
+    from tests.report.test_explorer_browser import counted, load
+
+    kernel = _kernel(isolated_kernel, (kgclue_plugin, "clue-tasks-kgclue", "clue-tasks-kgclue"),
+                     (TinyModelPlugin(), "kg-tiny", None))
+    _run(run_cli, kernel, "kgclue", "kg-first-candidate", tmp_path / "runs", "--set", "kb=Knowledge.txt")
+    report, _, _ = _report(run_cli, kernel, tmp_path / "runs", tmp_path / "report")
+    examples, _ = _explorer(report, "kgclue")
+    found = sorted(i for i, e in examples.items()
+                   if "主讲课程" in "".join(text for _, text in e.get("fields", ())) + e["question"])
+    dom = load(tmp_path / "report" / "index.html", tmp_path / "profile", "#task=kgclue&q=" + quote("主讲课程"))
+    assert "0" in found and counted(dom) == (len(found), len(found))
+    assert "刘晓华主要讲什么课啊？" in dom and '<dl class="ex-fields"><dt>candidates</dt>' in dom
 
 
 # --- a third party's kind: its fields as text ---------------------------------------------------------------------
