@@ -276,3 +276,28 @@ def test_runs_without_notes_add_no_notes_section(run_cli, isolated_kernel: Kerne
     _run(run_cli, kernel, "cluener2020", "ner-dictionary", tmp_path / "runs")
     report, page, md = _report(run_cli, kernel, tmp_path / "runs", tmp_path / "report")
     assert "run_notes" not in report["runs"][0] and "## Runs' notes" not in md and "run note:" not in page
+
+
+def test_entity_spans_whose_dev_data_is_gone_are_shown_from_the_records(run_cli, isolated_kernel: Kernel,
+                                                                        tmp_path: Path) -> None:
+    """No texts to read again and no way to rebuild the kind's examples: ids, gold and answers from the
+    records, the spans written as JSON (not Python's repr), and a note saying why."""
+    import shutil
+
+    import clue_tasks_ner.hooks as ner_hooks
+    from tests.ner.conftest import SAMPLE
+    from tests.ner.dictionary_model import Plugin
+
+    kernel = _kernel(isolated_kernel, (ner_hooks, "clue-tasks-ner", "clue-tasks-ner"), (Plugin(), "ner-dict", None))
+    shutil.copytree(SAMPLE, tmp_path / "data")
+    result = run_cli("run", "cluener2020", "--model", "ner-dictionary", "--data-dir", tmp_path / "data", "-o",
+                     tmp_path / "runs", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    shutil.rmtree(tmp_path / "data")
+    report, page, _ = _report(run_cli, kernel, tmp_path / "runs", tmp_path / "report")
+    (entry,) = report["runs"]
+    assert entry["scored_from"] is None and any("entity_spans examples cannot be rebuilt" in n for n in entry["notes"])
+    examples, items = _explorer(report, "cluener2020")
+    assert examples["0"] == {"id": "0", "gold": '["name", 0, 3] | ["address", 15, 17]', "g": None, "unread": True}
+    assert len(items) == 16 and all(item["ok"] is None for item in items.values())
+    assert "text not available" in page

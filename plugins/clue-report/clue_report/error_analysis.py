@@ -99,6 +99,9 @@ def _builtin(example: Any) -> bool:
 def _describe(task: TaskSpec, example: Any) -> dict[str, Any]:
     if not _builtin(example):  # a plugin's kind (NER, KBQA, a third party's): by its name and fields
         found = views.view(task, example)
+        for key in ("text", "question"):
+            if key in found:
+                found[key] = _excerpt(found[key])
         if found.get("fields"):
             found["fields"] = [[name, _excerpt(text)] for name, text in found["fields"]]
         return found

@@ -97,7 +97,8 @@ def unread(record: Mapping[str, Any]) -> dict[str, Any]:
     """An example known from its record alone (its dev data is gone and its kind cannot be rebuilt):
     the id and the gold answer as the record has it."""
     gold = record.get("gold")
-    text = "—" if gold is None or gold == "" else " | ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
+    text = ("—" if gold is None or gold == "" else " | ".join(views.text_of(v) for v in gold) if isinstance(gold, list)
+            else views.text_of(gold))  # a plugin's kind's [type, start, end] as JSON, not Python's repr
     return clean({"id": str(record.get("id")), "gold": text, "g": None, "unread": True})
 
 
