@@ -132,17 +132,23 @@ def _gold_accessor(spec: KindSpec) -> Callable[[Any], Any]:
 
 
 def _match(kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
-    """The declared kind whose example type ``kind`` is: by name first (imports nothing), then by type."""
+    """The declared kind whose example type ``kind`` is: by name first (imports nothing), then the kind
+    declaring ``kind`` itself (a type re-exported under another path: ``kattack.types:Pair``), then the one
+    declaring its nearest base class (a subclass of a shared type that no kind declares is still that kind's)."""
     own = f"{kind.__module__}:{kind.__qualname__}"
-    named = [spec for spec in _DECLARED.values() if spec.example == own]
-    for spec in named or _DECLARED.values():
+    named = next((spec for spec in _DECLARED.values() if spec.example == own), None)
+    if named is not None:
+        return named, _gold_accessor(named)
+    declared: dict[type, KindSpec] = {}
+    for spec in _DECLARED.values():
         try:
             example_type = resolve(spec.example)
         except (ImportError, AttributeError, ValueError):
             continue
-        if isinstance(example_type, type) and issubclass(kind, example_type):
-            return spec, _gold_accessor(spec)
-    return None
+        if isinstance(example_type, type):
+            declared.setdefault(example_type, spec)
+    spec = next((declared[base] for base in kind.__mro__ if base in declared), None)
+    return None if spec is None else (spec, _gold_accessor(spec))
 
 
 def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:

@@ -521,8 +521,6 @@ def test_a_kind_declaring_another_kinds_example_type_is_its_plugins_error(isolat
     assert gold_of(ClassificationExample(1, "a", text_pair="b", label="1")) == "1"
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_match): an example type named by another path than "
-                   "its own module (a re-export) is matched to the first declared kind it subclasses, not its own")
 def test_a_subclassed_example_type_finds_its_own_kind(isolated_kernel: Kernel) -> None:
     from clue_core.examples import gold_of
 
