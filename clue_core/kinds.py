@@ -9,7 +9,8 @@ on a kind: it asks the kind's spec.
 Code handed an example without a kernel (a metric calling ``gold_of``, a reader's checks) finds
 its kind here: every kernel declares the kinds it registered and checked (:func:`declare`), and
 where none has yet (a script or test reading a split directly) the installed plugins' kinds are
-read once from their entry points. The table only ever holds declarations, never run state.
+read once from their entry points, as a kernel loads them (built-in first, a name's first
+declaration wins, ``CLUE_DISABLE_PLUGINS`` skipped). The table only ever holds declarations, never run state.
 
 ``CLASSIFICATION``, ``SPAN`` and ``MULTIPLE_CHOICE`` are the names of the three kinds the built-in
 plugin declares, which many task and model plugins share; they live here, with their example
@@ -19,6 +20,7 @@ without importing another plugin.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -90,8 +92,15 @@ def declare(specs: Iterable[KindSpec]) -> None:
             _BY_TYPE.clear()
 
 
+def _disabled() -> set[str]:
+    return {part.strip() for part in os.environ.get("CLUE_DISABLE_PLUGINS", "").split(",") if part.strip()}
+
+
 def _read_installed() -> None:
-    """No kernel declared the kind asked for: read the installed plugins' ``clue_kinds`` once.
+    """No kernel declared the kind asked for: read the installed plugins' ``clue_kinds`` once, as a
+    kernel loads them: the built-in plugin first, then by name, a plugin ``CLUE_DISABLE_PLUGINS`` names
+    (by plugin or distribution) skipped, and a name's first declaration kept (a third party's
+    ``classification`` is an error on its row in any kernel; it must not win here either).
 
     A plugin that fails to import or to answer is skipped here; its error shows on its row of
     ``clue-core list``, where a kernel loads it.
@@ -102,7 +111,12 @@ def _read_installed() -> None:
     _installed_read = True
     from importlib.metadata import entry_points
 
-    for point in entry_points(group="clue_core"):
+    disabled, seen = _disabled(), set()
+    for point in sorted(entry_points(group="clue_core"), key=lambda ep: (ep.name != "builtin", ep.name)):
+        dist = getattr(point.dist, "name", None)
+        if point.name in seen or {point.name, dist} & disabled:
+            continue
+        seen.add(point.name)
         try:
             hook = getattr(point.load(), "clue_kinds", None)
             found = list(hook()) if callable(hook) else []

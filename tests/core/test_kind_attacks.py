@@ -487,16 +487,11 @@ def _gold_without_a_kernel(tmp_path: Path, **environment: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_read_installed): without a kernel the installed plugins' "
-                   "kinds are read in entry-point order, not built-in first, so a third party's 'classification' "
-                   "(an error on its row in any kernel) wins over the built-in one")
 def test_without_a_kernel_a_third_partys_builtin_kind_name_does_not_win(tmp_path: Path) -> None:
     assert _gold_without_a_kernel(tmp_path) == "1"
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_read_installed): without a kernel the kinds of a plugin "
-                   "that CLUE_DISABLE_PLUGINS names are read all the same")
 def test_without_a_kernel_a_disabled_plugins_kinds_are_not_read(tmp_path: Path) -> None:
     assert _gold_without_a_kernel(tmp_path, CLUE_DISABLE_PLUGINS="aaa-kinds") == "1"
 
