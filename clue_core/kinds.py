@@ -7,10 +7,14 @@ fields a prompt template may name and whether examples may lack gold. The kernel
 on a kind: it asks the kind's spec.
 
 Code handed an example without a kernel (a metric calling ``gold_of``, a reader's checks) finds
-its kind here: every kernel declares the kinds it registered and checked (:func:`declare`), and
-where none has yet (a script or test reading a split directly) the installed plugins' kinds are
-read once from their entry points, as a kernel loads them (built-in first, a name's first
-declaration wins, ``CLUE_DISABLE_PLUGINS`` skipped). The table only ever holds declarations, never run state.
+its kind here. Inside a run it is the run's kernel's kinds (:func:`using`, entered by the runner and
+by scoring): another kernel in the process (a test's, a notebook's) declaring a kind of the same name
+never changes this kernel's runs. Outside one it is the process table: every kernel declares the kinds
+it registered and checked (:func:`declare`; the built-in plugin's declaration of a name stands against
+another kernel's different one), and where none has yet (a script or test reading a split directly)
+the installed plugins' kinds are read once from their entry points, as a kernel loads them (built-in
+first, a name's first declaration wins, ``CLUE_DISABLE_PLUGINS`` skipped). The tables only ever hold
+declarations, never run state.
 
 ``CLASSIFICATION``, ``SPAN`` and ``MULTIPLE_CHOICE`` are the names of the three kinds the built-in
 plugin declares, which many task and model plugins share; they live here, with their example
@@ -20,8 +24,11 @@ without importing another plugin.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,19 +84,67 @@ def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
             if (near := typos(str(kind), declared))]
 
 
-#: kind name -> spec, as the last kernel to load it declared it.
+#: kind name -> spec, as kernels declared it (the built-in plugin's standing), for code outside any run.
 _DECLARED: dict[str, KindSpec] = {}
 #: example type -> (its kind, its gold accessor), or None for a type of no kind, filled as examples are met.
 _BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
 _installed_read = False
+_ENTRY_POINTS = "clue_core"  # hookspecs.NAME, not imported: this module is imported by every hook module
+
+
+class _Table:
+    """One kernel's kinds while its run (or scoring) reads examples, with their own by-type cache."""
+
+    __slots__ = ("by_type", "specs")
+
+    def __init__(self, specs: Mapping[str, KindSpec]) -> None:
+        self.specs = dict(specs)
+        self.by_type: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
+
+
+_SCOPE: ContextVar[_Table | None] = ContextVar("clue_core_kinds", default=None)
+
+
+@contextmanager
+def using(specs: Mapping[str, KindSpec]) -> Iterator[None]:
+    """Inside: ``kind_spec``, ``gold_of`` and the record writer read ``specs`` (a kernel's ``kinds``), not
+    the process table, so a run reads, scores and records its examples as its own kernel declared
+    their kinds, whatever kernel was made later in the process (the runner and scoring enter this)."""
+    token = _SCOPE.set(_Table(specs))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+@functools.cache
+def _builtin_kinds() -> dict[str, KindSpec]:
+    """The built-in plugin's own declarations (its ``builtin`` entry point), which another kernel's
+    different declaration of the same name does not replace in the process table."""
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=_ENTRY_POINTS, name="builtin"):
+        try:
+            hook = getattr(point.load(), "clue_kinds", None)
+            return {spec.name: spec for spec in (hook() if callable(hook) else ()) if isinstance(spec, KindSpec)}
+        except Exception:  # reported on the built-in plugin's row by the kernel that loads it
+            return {}
+    return {}
 
 
 def declare(specs: Iterable[KindSpec]) -> None:
-    """Make checked kinds known to code that has an example but no kernel (a kernel calls this)."""
+    """Make checked kinds known to code that has an example but no kernel (a kernel calls this).
+
+    A name's spec is replaced by a different one, except the built-in plugin's: a kernel without the
+    built-in plugin declaring its own ``classification`` (a test's) must not change the gold every other
+    kernel's code finds. A kernel's own runs never read this table (:func:`using`).
+    """
     for spec in specs:
-        if _DECLARED.get(spec.name) != spec:
-            _DECLARED[spec.name] = spec
-            _BY_TYPE.clear()
+        held = _DECLARED.get(spec.name)
+        if held == spec or (held is not None and held == _builtin_kinds().get(spec.name)):
+            continue
+        _DECLARED[spec.name] = spec
+        _BY_TYPE.clear()
 
 
 def _disabled() -> set[str]:
@@ -112,7 +167,7 @@ def _read_installed() -> None:
     from importlib.metadata import entry_points
 
     disabled, seen = _disabled(), set()
-    for point in sorted(entry_points(group="clue_core"), key=lambda ep: (ep.name != "builtin", ep.name)):
+    for point in sorted(entry_points(group=_ENTRY_POINTS), key=lambda ep: (ep.name != "builtin", ep.name)):
         dist = getattr(point.dist, "name", None)
         if point.name in seen or {point.name, dist} & disabled:
             continue
@@ -126,15 +181,17 @@ def _read_installed() -> None:
 
 
 def kind_spec(name: str) -> KindSpec:
-    """The spec of kind ``name``; one that no plugin declares is a ``PluginError``."""
-    if name not in _DECLARED:
+    """The spec of kind ``name`` (the run's kernel's inside :func:`using`); an undeclared one is a ``PluginError``."""
+    scope = _SCOPE.get()
+    specs = scope.specs if scope is not None else _DECLARED
+    if scope is None and name not in _DECLARED:
         _read_installed()
     try:
-        return _DECLARED[name]
+        return specs[name]
     except KeyError:
         from clue_core.errors import PluginError
 
-        raise PluginError(f"unknown example kind {name!r} (known: {', '.join(sorted(_DECLARED)) or 'none'})"
+        raise PluginError(f"unknown example kind {name!r} (known: {', '.join(sorted(specs)) or 'none'})"
                           ) from None
 
 
@@ -145,16 +202,16 @@ def _gold_accessor(spec: KindSpec) -> Callable[[Any], Any]:
     return lambda example: getattr(example, attr, None)
 
 
-def _match(kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
-    """The declared kind whose example type ``kind`` is: by name first (imports nothing), then the kind
-    declaring ``kind`` itself (a type re-exported under another path: ``kattack.types:Pair``), then the one
-    declaring its nearest base class (a subclass of a shared type that no kind declares is still that kind's)."""
+def _match(specs: Mapping[str, KindSpec], kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
+    """The kind whose example type ``kind`` is: by name first (imports nothing), then the kind declaring
+    ``kind`` itself (a type re-exported under another path: ``kattack.types:Pair``), then the one declaring
+    its nearest base class (a subclass of a shared type that no kind declares is still that kind's)."""
     own = f"{kind.__module__}:{kind.__qualname__}"
-    named = next((spec for spec in _DECLARED.values() if spec.example == own), None)
+    named = next((spec for spec in specs.values() if spec.example == own), None)
     if named is not None:
         return named, _gold_accessor(named)
     declared: dict[type, KindSpec] = {}
-    for spec in _DECLARED.values():
+    for spec in specs.values():
         try:
             example_type = resolve(spec.example)
         except (ImportError, AttributeError, ValueError):
@@ -168,12 +225,17 @@ def _match(kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
 def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
     """``(kind, gold accessor)`` of an example, or None for an object of no declared kind."""
     kind = type(example)
+    scope = _SCOPE.get()
+    if scope is not None:  # a run's kernel's kinds: its own, nothing read from elsewhere
+        if kind not in scope.by_type:
+            scope.by_type[kind] = _match(scope.specs, kind)
+        return scope.by_type[kind]
     if kind in _BY_TYPE:
         return _BY_TYPE[kind]
-    found = _match(kind)
+    found = _match(_DECLARED, kind)
     if found is None and not _installed_read:
         _read_installed()
-        found = _match(kind)
+        found = _match(_DECLARED, kind)
     _BY_TYPE[kind] = found  # None too: a metric asking gold_of of a foreign object pays the search once
     return found
 

@@ -20,13 +20,22 @@ from clue_core.kinds import KindSpec, kind_spec, spec_for
 from clue_core.specs import TaskSpec, resolve
 
 
-def read_split(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str, Any] | None = None) -> SplitData:
+def read_split(task: TaskSpec, data_dir: Path, split: str, settings: Mapping[str, Any] | None = None, *,
+               kinds: Mapping[str, KindSpec] | None = None) -> SplitData:
     """``task.reader(task, data_dir, split)``, checked; readers may return a plain sequence.
 
     A task that declares ``reader_settings`` gets their values as ``settings=``: the run's
     (``settings`` is its resolved settings, or a manifest's recorded values), their declared
-    defaults where none is given (``clue-core check``, ``evaluate``).
+    defaults where none is given (``clue-core check``, ``evaluate``). ``kinds`` is the caller's
+    kernel's (``kernel.kinds``: the runner's): the examples are checked as that kernel declares their
+    kind, not as another kernel in the process declared a kind of the same name; without it, the
+    process's kinds (:mod:`clue_core.kinds`).
     """
+    if kinds is not None:
+        from clue_core.kinds import using
+
+        with using(kinds):
+            return read_split(task, data_dir, split, settings)
     if split not in task.readable_splits:
         raise ClueError(f"task {task.name} has no split {split!r} (has: {', '.join(task.readable_splits)})")
     from clue_core.data import describe_input_error

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clue_core import data, redaction
+from clue_core import data, kinds, redaction
 from clue_core.atomic import disk_advice
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError, Interrupted
@@ -61,11 +61,12 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel:
     plan.data_dir = data_dir
     for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
         if split in ("train", "dev") or (split in task.scored_splits and split in plan.predict):  # as --splits says
-            plan.splits[split] = read_split(task, data_dir, split, plan.settings)
+            plan.splits[split] = read_split(task, data_dir, split, plan.settings, kinds=kernel.kinds)
     plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
     for version in task.test_versions if TEST in plan.predict else ():  # --splits dev: no test read or written
         try:
-            plan.tests[version.version] = read_split(task, data_dir, version.split, plan.settings)
+            plan.tests[version.version] = read_split(task, data_dir, version.split, plan.settings,
+                                                     kinds=kernel.kinds)
         except DataError as exc:
             plan.notes.append(f"test {version.version}: skipped ({exc})")
             continue
@@ -98,6 +99,14 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
 
 
 def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskResult]:
+    """Plan, check and run every task of ``request``; its examples are read, scored and recorded as this
+    kernel declares their kinds (``kinds.using``: a metric's ``gold_of``, the record writer), whatever
+    kernel another part of the process made later with a kind of the same name."""
+    with kinds.using(kernel.kinds):
+        return _run(kernel, request, echo)
+
+
+def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
     # before anything is written or echoed: every declared credential in the environment as it is now
     # (a kernel loaded earlier saw an older one), then the keys this run's backends will read
     redaction.register_kernel(kernel)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
-from clue_core.kinds import kind_spec
+from clue_core.kinds import kind_spec, using
 from clue_core.settings import ResolvedSettings
 from clue_core.specs import MetricSpec, TaskSpec, resolve
 
@@ -66,16 +66,24 @@ class TaskScoring:
         self.decode: Decode | None = (functools.partial(decode, settings=decode_values)
                                       if decode is not None and decode_values is not None else decode)
         self.task, self.dev = task, dev
+        self.kinds = kernel.kinds  # its examples scored as this kernel declares their kind (kinds.using)
 
     def score_dev(self, predictions: Sequence[Prediction]) -> dict[str, float]:
         """``context.score``: decode and score dev predictions exactly as the final scores are."""
-        aligned = decode_and_align(self.task, self.dev, predictions, self.decode)
-        return apply_metrics(self.task, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
+        with using(self.kinds):
+            aligned = decode_and_align(self.task, self.dev, predictions, self.decode)
+            return apply_metrics(self.task, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
 
     def results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext,
                 scored: Mapping[str, Sequence[Example]] | None = None) -> Scored:
         """Predict dev and score it, then each scored split (labelled, scored as dev is: FewCLUE's
-        ``test_public``), then predict each test version: the run's results, in that order."""
+        ``test_public``), then predict each test version: the run's results, in that order, each
+        example's kind as this kernel declares it."""
+        with using(self.kinds):
+            return self._results(learner, tests, context, scored)
+
+    def _results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext,
+                 scored: Mapping[str, Sequence[Example]] | None) -> Scored:
         task, dev, decode = self.task, self.dev, self.decode
         cursor = context.cursor  # context.split: each progress line a learner prints names its split
         try:
@@ -187,12 +195,14 @@ def score_detailed(kernel: Registry, task: TaskSpec, examples: Sequence[Example]
                    context: RunContext | None = None) -> MetricResult:
     """Totals, per-example values and details of every metric of the task (empty without gold).
 
-    Each metric is looked up as it comes to score (lazily: none without gold), as a run's are.
+    Each metric is looked up as it comes to score (lazily: none without gold), as a run's are; the
+    examples' gold is where ``kernel`` declares their kind has it (``evaluate``'s, not the process's).
     """
     resolved = ResolvedSettings.of(settings)
     steps = ((spec, resolved.values_for(spec.settings) if spec.settings else None)
              for spec in (kernel.metric(name) for name in task.metrics))
-    return apply_metrics(task, steps, examples, predictions, context)
+    with using(kernel.kinds):
+        return apply_metrics(task, steps, examples, predictions, context)
 
 
 def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example],

@@ -412,9 +412,6 @@ def test_a_malformed_reference_is_on_its_plugins_row(isolated_kernel: Kernel, ch
 # -- the process-wide kind table: one kernel's declarations never change another's runs --------------------
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_DECLARED, last kernel wins) and clue_core/runner.py "
-                   "(read_split reads the process table, not the run's kernel): a kind another kernel declares "
-                   "under the same name replaces this kernel's in its runs")
 def test_another_kernels_kind_of_the_same_name_does_not_change_this_kernels_run(
         run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin([KIND], [task()]))
@@ -425,8 +422,6 @@ def test_another_kernels_kind_of_the_same_name_does_not_change_this_kernels_run(
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/kinds.py (_DECLARED, last kernel wins): a kernel without the "
-                   "built-in plugin declaring its own 'classification' changes every other kernel's gold")
 def test_another_kernels_classification_does_not_change_this_kernels_gold(isolated_kernel: Kernel) -> None:
     from clue_core.examples import ClassificationExample, gold_of
 

@@ -13,8 +13,13 @@ import subprocess
 import sys
 
 from clue_core import kinds
-from clue_core.examples import ClassificationExample, gold_of
+from clue_core.examples import ClassificationExample, SpanExample, gold_of
 from clue_core.kernel import Kernel
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Again(SpanExample):
+    """A span question of a kind of its own (``span-again``)."""
 
 
 def test_without_any_kernel_the_installed_plugins_kinds_are_read() -> None:
@@ -38,12 +43,29 @@ def test_a_kernel_declares_the_kinds_it_checked(isolated_kernel: Kernel) -> None
     assert kinds.kind_spec("classification") == spec
     example = ClassificationExample(1, "text", label="1")
     assert gold_of(example) == "1"
-    try:  # another kernel's spec for the name replaces it, and what examples found is found again
-        kinds.declare([dataclasses.replace(spec, gold="text")])
-        assert gold_of(example) == "text"
+    other = dataclasses.replace(spec, gold="text")
+    try:  # another kernel's spec for a built-in name does not replace the built-in plugin's for code without one
+        kinds.declare([other])
+        assert kinds.kind_spec("classification") == spec and gold_of(example) == "1"
     finally:
         kinds.declare([spec])
-    assert gold_of(example) == "1"
+    with kinds.using({**isolated_kernel.kinds, "classification": other}):  # that kernel's run reads its own
+        assert kinds.kind_spec("classification") == other and gold_of(example) == "text"
+    assert gold_of(example) == "1"  # and what examples found outside it is found again
+
+
+def test_a_kernels_spec_for_a_name_of_its_own_replaces_anothers(isolated_kernel: Kernel) -> None:
+    """A name the built-in plugin does not declare: the last kernel's spec is what code without one finds."""
+    spec = dataclasses.replace(isolated_kernel.kind("span"), name="span-again", example=f"{__name__}:Again")
+    example = Again("q", "context", "question", answers=(("text", 0),))
+    try:
+        kinds.declare([spec])
+        assert gold_of(example) == (("text", 0),)
+        kinds.declare([dataclasses.replace(spec, gold="title")])
+        assert gold_of(example) == ""
+    finally:
+        kinds._DECLARED.pop("span-again", None)
+        kinds._BY_TYPE.clear()
 
 
 def test_an_object_of_no_kind_has_no_gold() -> None:
@@ -63,11 +85,9 @@ def test_a_prediction_record_holds_the_gold_as_its_kind_records_it(isolated_kern
 
     assert [recorded_gold(span), recorded_gold(label)] == [r["gold"] for r in records]
     spec = isolated_kernel.kind("span")
-    try:  # the record is the kind's to write: without record_gold the (text, offset) pairs are kept as they are
-        kinds.declare([dataclasses.replace(spec, record_gold=None)])
+    # the record is the kind's to write: without record_gold the (text, offset) pairs are kept as they are
+    with kinds.using({**isolated_kernel.kinds, "span": dataclasses.replace(spec, record_gold=None)}):
         assert prediction_records([span], [Prediction("q1", "58")])[0]["gold"] == span.answers
-    finally:
-        kinds.declare([spec])
 
 
 def test_a_kinds_record_gold_must_be_a_reference(isolated_kernel: Kernel) -> None:
