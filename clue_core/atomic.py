@@ -207,3 +207,5 @@ def _strict_json(path: str | Path, data: Any, indent: int | None) -> str:
     except ValueError:
         raise ClueError(f"{path}: holds a value that is not a finite number (NaN or infinity), which JSON "
                         f"cannot represent; nothing was written") from None
+    except TypeError as exc:  # a plugin's value JSON has no form for (a set, an object): its bug, one line
+        raise ClueError(f"{path}: holds a value JSON cannot represent ({exc}); nothing was written") from None
