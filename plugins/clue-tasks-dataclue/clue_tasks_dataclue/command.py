@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from clue_core.plugin import ClueError, Registry
+from clue_core.plugin import ClueError, FiniteFloat, Registry
 
 
 def _kernel(ctx: click.Context) -> Registry:
@@ -43,7 +43,7 @@ def dataclue() -> None:
               help="Seed of the folds and of every fold's training (the recipe's 42).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="A setting of every fold's run (departing from the recipe, as for run).")
-@click.option("--near", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=0.8, show_default=True,
+@click.option("--near", type=FiniteFloat(min=0.0, max=1.0, min_open=True), default=0.8, show_default=True,
               help="Character 3-gram Jaccard at or above which two examples are near-duplicates.")
 @click.option("--force", is_flag=True, help="Replace an OUT that exists and is not this audit's to resume.")
 @click.pass_context
