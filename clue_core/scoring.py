@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from clue_core.errors import PluginError
+from clue_core.errors import ClueError, PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
 from clue_core.kinds import kind_spec, using
 from clue_core.settings import ResolvedSettings
@@ -224,7 +224,12 @@ def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example
             kwargs["settings"] = dict(values)
         if spec.uses_model:
             kwargs["context"] = context
-        result = resolve(spec.compute)(examples, predictions, **kwargs)
+        try:
+            result = resolve(spec.compute)(examples, predictions, **kwargs)
+        except (ClueError, KeyboardInterrupt):  # the metric's own one-line errors, and Ctrl-C, as they are
+            raise
+        except Exception as exc:  # a plugin's metric failing: one line naming it (--strict shows the traceback)
+            raise PluginError(f"metric {spec.name} raised {type(exc).__name__}: {exc}") from exc
         if isinstance(result, MetricResult):
             totals.update(result.totals)
             per_example.update(result.per_example)

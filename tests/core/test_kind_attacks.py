@@ -521,8 +521,6 @@ def test_a_subclassed_example_type_finds_its_own_kind(isolated_kernel: Kernel) -
     assert gold_of(Pair(1, "a", text_pair="b", label="1")) == "b"
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/record_write.py (_write) or clue_core/atomic.py (_strict_json): a "
-                   "prediction value (or raw) no JSON holds escapes the record writer as a TypeError traceback")
 def test_a_prediction_value_no_json_holds_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     """A third party's kind may let any value through its check; the record writer still cannot write a set."""
     kernel = kernel_with(isolated_kernel, Plugin([KIND], [task()]))
@@ -532,8 +530,6 @@ def test_a_prediction_value_no_json_holds_is_one_line(run_cli, isolated_kernel: 
     assert not (tmp_path / "out" / "toy-attack").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/scoring.py (apply_metrics): a task's metric that raises escapes "
-                   "clue-core run as a traceback")
 def test_a_metric_that_raises_is_one_line(run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
     kernel = kernel_with(isolated_kernel, Plugin([KIND], [replace(task(), metrics=("raising_attack",),
                                                                   primary_metric="raising_attack")]))
