@@ -382,7 +382,7 @@ def _read_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None, echo
         return [str(exc)]
     for split in task.readable_splits:
         try:
-            part = reading.read_split(task, folder, split)
+            part = reading.read_split(task, folder, split, kinds=kernel.kinds)
         except DataError as exc:  # a test file may be absent; a missing train or dev file is a problem
             if split in task.splits:
                 problems.append(str(exc))

@@ -82,7 +82,7 @@ def evaluate_file(
         except KeyError:
             known = ", ".join([*scorable_splits(task), *(v.version for v in task.test_versions)])
             raise ClueError(f"task {task.name} has no split {split!r} (has: {known})") from None
-    examples = read_split(task, folder, reader_split).examples
+    examples = read_split(task, folder, reader_split, kinds=kernel.kinds).examples
     if not examples:
         raise ClueError(f"{task.name} {split}: no examples to score")
     run_file = _looks_like_run_predictions(predictions_path) if predictions_path.is_file() else False

@@ -281,7 +281,7 @@ def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
         path = run_dir / SUBMISSION_DIR / version.submission_file
         if not path.is_file():
             raise ClueError(f"{run_dir}: missing submission file {version.submission_file}")
-        examples = read_split(task, folder, version.split, manifest.settings).examples
+        examples = read_split(task, folder, version.split, manifest.settings, kinds=kernel.kinds).examples
         entries = read(path)
         match_entries(task, examples, entries, path, kernel=kernel, ordered=writer.ordered, exact_id_types=True,
                       gold_name=f"{task.name} test {version.version}")
