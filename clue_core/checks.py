@@ -18,8 +18,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clue_core.expansion import expansion_problems
 from clue_core.kinds import kind_typos
-from clue_core.plans import expansion_problems
 from clue_core.specs import (
     CommandSpec,
     MetricSpec,

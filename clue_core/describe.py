@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from clue_core.expansion import expansion_info
 from clue_core.kernel import Kernel
-from clue_core.plans import expansion_info
 from clue_core.specs import TaskSpec
 
 

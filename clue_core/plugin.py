@@ -19,7 +19,7 @@ for what it writes or sends some other way (an SQLite cache, a subprocess).
 the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer``/``kind`` lookups, nothing more.
 ``KindSpec`` (:mod:`clue_core.kinds`) declares an example kind (``clue_kinds``); ``CLASSIFICATION``,
 ``SPAN`` and ``MULTIPLE_CHOICE`` name the built-in plugin's three, whose example types are shared here.
-``PlanExpansion`` (:mod:`clue_core.plans`) is what a task plugin subclasses to make several plans of
+``PlanExpansion`` (:mod:`clue_core.expansion`) is what a task plugin subclasses to make several plans of
 one plan of its task (FewCLUE's ``split=all``), each a ``PlanVariant``.
 """
 
@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, DataError, InputError
+from clue_core.expansion import PlanExpansion, PlanVariant
 from clue_core.fetching import FetcherSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
-from clue_core.plans import PlanExpansion, PlanVariant
 from clue_core.registry import Registry
 from clue_core.specs import (
     MODEL_FILE,

@@ -36,7 +36,6 @@ hot, pays nothing in a run without secrets (and about 1% of its time with some).
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import re
@@ -66,6 +65,8 @@ _bytes_pattern: re.Pattern[bytes] | None = None
 
 def forms(value: str) -> set[str]:
     """``value`` as other writers may have serialised it: raw, JSON (both ways), repr, HTML, URL."""
+    import html  # here, not at start-up: html imports its entity tables (~1 ms of clue-core list)
+
     found = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], repr(value)[1:-1],
              html.escape(value), urllib.parse.quote(value, safe=""), urllib.parse.quote(value),  # a path's '/' kept
              urllib.parse.quote_plus(value)}  # a query string or form (a blank as '+')

@@ -17,11 +17,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+# the kind's name, the contract with model plugins (they define their own constant with this string)
+from clue_tasks_ner.labels import ENTITY_SPANS as ENTITY_SPANS
+
 if TYPE_CHECKING:
     from clue_core.plugin import ExampleId, TaskSpec
 
-#: The kind's name, the contract with model plugins (they define their own constant with this string).
-ENTITY_SPANS = "entity_spans"
 
 #: One typed span: ``(type, start, end)``, ``end`` exclusive.
 Span = tuple[str, int, int]

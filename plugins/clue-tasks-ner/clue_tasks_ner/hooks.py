@@ -20,8 +20,7 @@ from clue_core.plugin import (
     hookimpl,
 )
 from clue_tasks_ner import published
-from clue_tasks_ner.examples import ENTITY_SPANS
-from clue_tasks_ner.labels import METRIC_TOTALS, TYPES
+from clue_tasks_ner.labels import ENTITY_SPANS, METRIC_TOTALS, TYPES
 
 _PACKAGE = "clue_tasks_ner"
 WRITER = "cluener"

@@ -6,6 +6,9 @@ The data and the scorer spell ``government``; the archive's example submission a
 
 from __future__ import annotations
 
+#: The kind's name (here, with the plain data, so the hook module need not create the example dataclass).
+ENTITY_SPANS = "entity_spans"
+
 TYPES = ("address", "book", "company", "game", "government", "movie", "name", "organization", "position", "scene")
 
 #: Misspellings seen in official material -> the type they mean.
