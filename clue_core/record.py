@@ -124,7 +124,8 @@ _ID = rc.Kind("a string or integer id", lambda v: isinstance(v, (str, int)) and 
 class PredictionRecord(Record):
     """One line of ``predictions/<split>.jsonl`` (its number is ``line``): ``id``, ``prediction`` and, when
     there are, ``gold``, ``scores``, ``raw`` (what the model was asked and said), ``scoring`` (what the
-    metrics found); ``prompt``, ``continuations`` and ``logprobs`` are ``raw``'s, None when it has none."""
+    metrics found), ``group`` (the passage it shares with others: intervals resample groups); ``prompt``,
+    ``continuations`` and ``logprobs`` are ``raw``'s, None when it has none."""
 
     SCHEMA = False
     line: int = 0
@@ -134,6 +135,8 @@ class PredictionRecord(Record):
     scores: list[float] | None = field(rc.Kind("a list", rc.LIST.test, items=rc.NUMBER))
     raw: Any = field(rc.ANY)
     scoring: dict[str, Any] | None = field(rc.OBJECT, empty=no_value)
+    #: what clusters it with others (a passage several questions share), None for a run made before
+    group: str | None = field(rc.TEXT, empty=no_value)
     prompt: Any = field(rc.ANY, key="raw.prompt")  # what a prompted model was asked
     continuations: Any = field(rc.ANY, key="raw.continuations")  # the answers a log-likelihood model scored
     logprobs: Any = field(rc.ANY, key="raw.logprobs")  # and their log-probabilities

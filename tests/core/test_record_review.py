@@ -307,11 +307,12 @@ def test_checking_a_prediction_line_walks_only_the_fields_that_can_fail() -> Non
     predictions file read in 2.2 s, not 1.1 s); 1.0-1.6x now. Asserted by what is walked, not by a clock."""
     from clue_core.record import PredictionRecord
 
-    assert sorted(kind.key for kind in PredictionRecord.CHECKED) == ["id", "prediction", "scores", "scoring"]
-    assert len(PredictionRecord.FIELDS) == 9  # the others are still declared: attributes, what absent reads as
+    assert sorted(kind.key for kind in PredictionRecord.CHECKED) == ["group", "id", "prediction", "scores", "scoring"]
+    assert len(PredictionRecord.FIELDS) == 10  # the others are still declared: attributes, what absent reads as
     path = Path("dev.jsonl")
     for record, field_ in [({"id": 1}, "prediction"), ({"id": 1, "prediction": 1, "scores": ["x"]}, "scores[0]"),
                            ({"id": 1, "prediction": 1, "scoring": []}, "scoring"),
+                           ({"id": 1, "prediction": 1, "group": 3}, "group"),
                            ({"id": 1, "prediction": 1, "raw": {"logprobs": [float("nan")]}}, "raw.logprobs[0]")]:
         with pytest.raises(ClueError) as caught:
             PredictionRecord.check(record, path, line=2)
