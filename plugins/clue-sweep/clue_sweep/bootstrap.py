@@ -1,19 +1,24 @@
 """A paired bootstrap between two sides (a run each, or the seeds of two configurations) on one task.
 
-Both sides answered the same dev examples, so the examples are resampled once per draw and both
-sides are scored on the same draw: what varies between draws is which examples were asked, and
-the difference between the sides is measured on each. The difference is ``A − B`` in the task's
-primary metric (each side the mean over its runs), with a percentile interval of the draws and a
-two-sided p-value for "no difference": the share of draws whose difference lies at least as far
-from the observed one as the observed one lies from zero (draws centred on the observed
+Both sides answered the same examples of one scored split (dev by default; ``test_public`` for
+FewCLUE and DataCLUE, whose users change dev), so the examples are resampled once per draw and
+both sides are scored on the same draw: what varies between draws is which examples were asked,
+and the difference between the sides is measured on each. The difference is ``A − B`` in the
+task's primary metric (each side the mean over its runs), with a percentile interval of the draws
+and a two-sided p-value for "no difference": the share of draws whose difference lies at least as
+far from the observed one as the observed one lies from zero (draws centred on the observed
 difference stand for the null), counted as ``(k + 1) / (draws + 1)`` so it is never 0.
 
 Scores come from the task's own metric through the kernel, so F1/EM-type metrics count as they
 do in ``metrics.json``. Where the metric gives per-example values whose mean is its total
 (accuracy, CMRC's F1 and EM), draws are a few vector operations; otherwise (macro F1) the metric
 is run again on each draw, and fewer draws are taken by default. The examples are rebuilt from
-the records' ``gold``: the runs' data need not be read again. Examples are the resampling unit
-(CHID's blanks of one passage are treated as independent here, unlike the report's intervals).
+the records' ``gold``: the runs' data need not be read again.
+
+The resampling unit is the example, or the record's ``group`` where every record of the split
+carries one (the passage C3's, CMRC's, DRCD's or CHID's questions share): questions of one
+passage are not independent, so a draw takes whole groups, each with all its examples. Runs made
+before records had groups resample examples, as before.
 """
 
 from __future__ import annotations
@@ -58,33 +63,65 @@ def _example(kind: str, record: Any) -> Any:
 
 
 class Side:
-    """One side of the comparison: its runs' dev predictions, aligned by example id."""
+    """One side of the comparison: its runs' predictions on one split, aligned by example id."""
 
-    def __init__(self, runs: Sequence[Path]) -> None:
+    def __init__(self, runs: Sequence[Path], split: str = "dev") -> None:
         self.paths = [Path(p) for p in runs]
         self.records = [read_run(p) for p in self.paths]
+        self.split = split
+        for path, record in zip(self.paths, self.records):
+            check_split(path, record, split)
         self.task = self.records[0].metrics.task
         self.metric = self.records[0].metrics.primary_metric
-        self.dev = [{str(r.id): r for r in record.predictions("dev")} for record in self.records]
+        self.answers = [{str(r.id): r for r in record.predictions(split)} for record in self.records]
 
     def check_alike(self, other: Side | None = None) -> None:
-        """Every run of both sides: one task, one primary metric, the same dev examples with the same gold."""
-        everyone = [*zip(self.paths, self.records, self.dev)]
+        """Every run of both sides: one task, one primary metric, the same examples with the same gold."""
+        everyone = [*zip(self.paths, self.records, self.answers)]
         if other is not None:
-            everyone += [*zip(other.paths, other.records, other.dev)]
-        first_path, first, first_dev = everyone[0]
-        for path, record, dev in everyone[1:]:
+            everyone += [*zip(other.paths, other.records, other.answers)]
+        split = self.split
+        first_path, first, first_answers = everyone[0]
+        for path, record, answers in everyone[1:]:
             if record.metrics.task != first.metrics.task:
                 raise ClueError(f"{path} is a run of {record.metrics.task} and {first_path} one of "
                                 f"{first.metrics.task}; a bootstrap compares runs of one task")
-            if set(dev) != set(first_dev):
-                only = sorted(set(dev) ^ set(first_dev))[0]
-                raise ClueError(f"{path} and {first_path} scored different dev examples ({len(dev)} and "
-                                f"{len(first_dev)}; id {only!r} is in one only); compare runs on the same examples")
-            wrong = next((i for i in first_dev if dev[i].gold != first_dev[i].gold), None)
+            if set(answers) != set(first_answers):
+                only = sorted(set(answers) ^ set(first_answers))[0]
+                raise ClueError(f"{path} and {first_path} scored different {split} examples ({len(answers)} and "
+                                f"{len(first_answers)}; id {only!r} is in one only); compare runs on the same "
+                                "examples")
+            wrong = next((i for i in first_answers if answers[i].gold != first_answers[i].gold), None)
             if wrong is not None:
-                raise ClueError(f"{path} and {first_path} have different gold answers for dev id {wrong!r}; "
+                raise ClueError(f"{path} and {first_path} have different gold answers for {split} id {wrong!r}; "
                                 "they were not run on the same data")
+
+
+def scored_splits(record: Any) -> list[str]:
+    """The splits of a run that have gold to score and a predictions file: dev and its scored splits."""
+    return [s for s in ("dev", *(record.metrics.scored_splits or ())) if record.has_predictions(s)]
+
+
+def check_split(path: Path, record: Any, split: str) -> None:
+    """One line when ``split`` is not a scored split the run predicted, naming the ones it has."""
+    have = scored_splits(record)
+    if split not in have:
+        raise ClueError(f"{path} has no scored {split} predictions (its scored splits: {', '.join(have) or 'none'}); "
+                        "give --split one of them")
+
+
+def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str]) -> list[str] | None:
+    """Each example's group (the passage it shares), in ``order``, when every record of every run carries
+    one; ``None`` otherwise (a run made before records had groups). Runs that group one example apart
+    were not run on the same data: one line."""
+    found = [[getattr(run[i], "group", None) for i in order] for run in answers]
+    if any(group is None for run in found for group in run):
+        return None
+    wrong = next((order[k] for run in found[1:] for k, g in enumerate(run) if g != found[0][k]), None)
+    if wrong is not None:
+        raise ClueError(f"the runs put example {wrong!r} in different groups (passages); they were not run on "
+                        "the same data")
+    return [str(group) for group in found[0]]
 
 
 def _metric(kernel: Registry, task: Any, name: str) -> tuple[Any, dict[str, Any]]:
@@ -106,31 +143,44 @@ def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | N
     return dict(result), {}
 
 
+def unit_members(groups: Sequence[str] | None, size: int) -> list[list[int]]:
+    """The positions each resampling unit holds, in first-seen order: one example each, or a group's."""
+    if groups is None:
+        return [[i] for i in range(size)]
+    members: dict[str, list[int]] = {}
+    for position, group in enumerate(groups):
+        members.setdefault(group, []).append(position)
+    return list(members.values())
+
+
 def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *, samples: int | None = None,
-            seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
-    """The paired bootstrap of side A against side B (see the module's docstring)."""
+            seed: int = 0, confidence: float = CONFIDENCE, split: str = "dev") -> dict[str, Any]:
+    """The paired bootstrap of side A against side B on ``split`` (see the module's docstring)."""
     import numpy as np
 
-    a, b = Side(runs_a), Side(runs_b)
+    a, b = Side(runs_a, split), Side(runs_b, split)
     a.check_alike(b)
     task = kernel.task(a.task)
     if task.kind not in (CLASSIFICATION, MULTIPLE_CHOICE, SPAN):
         raise ClueError(f"{task.name}: {task.kind} predictions cannot be re-scored from their records")
     compute, kwargs = _metric(kernel, task, a.metric)
-    order = list(a.dev[0])
-    examples = [_example(task.kind, a.dev[0][i]) for i in order]
+    order = list(a.answers[0])
+    if not order:
+        raise ClueError(f"{a.paths[0]}: no {split} predictions to compare")
+    groups = groups_of([*a.answers, *b.answers], order)
+    examples = [_example(task.kind, a.answers[0][i]) for i in order]
 
-    def predictions(dev: dict[str, Any], index: Sequence[int]) -> list[Prediction]:
-        return [Prediction(id=dev[order[i]].id, value=dev[order[i]].prediction,
-                           scores=tuple(dev[order[i]].scores) if dev[order[i]].scores is not None else None)
+    def predictions(answers: dict[str, Any], index: Sequence[int]) -> list[Prediction]:
+        return [Prediction(id=answers[order[i]].id, value=answers[order[i]].prediction,
+                           scores=tuple(answers[order[i]].scores) if answers[order[i]].scores is not None else None)
                 for i in index]
 
     everything = range(len(order))
-    scored = [[_totals(compute(examples, predictions(dev, everything), **kwargs)) for dev in side.dev]
+    scored = [[_totals(compute(examples, predictions(answers, everything), **kwargs)) for answers in side.answers]
               for side in (a, b)]
     per_run = [[totals.get(a.metric) for totals, _ in side] for side in scored]
     if any(value is None for side in per_run for value in side):
-        raise ClueError(f"{task.name}: {a.metric} is undefined on these dev predictions (no gold?)")
+        raise ClueError(f"{task.name}: {a.metric} is undefined on these {split} predictions (no gold?)")
     observed = statistics.fmean(per_run[0]) - statistics.fmean(per_run[1])
     values = [[per_example.get(a.metric) for _, per_example in side] for side in scored]
     fast = all(v is not None and len(v) == len(order) for side in values for v in side) and all(
@@ -141,23 +191,35 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
         labelled = [i for i, v in enumerate(values[0][0]) if v is not None]
         vectors = [np.mean([[run[i] for i in labelled] for run in side], axis=0) for side in values]
         gap = vectors[0] - vectors[1]
-        draws = np.concatenate([gap[rng.integers(0, len(labelled), (size, len(labelled)))].mean(axis=1)
-                                for size in _chunks(draws_wanted, 200_000 // max(len(labelled), 1) + 1)])
+        if groups is None:
+            draws = np.concatenate([gap[rng.integers(0, len(labelled), (size, len(labelled)))].mean(axis=1)
+                                    for size in _chunks(draws_wanted, 200_000 // max(len(labelled), 1) + 1)])
+        else:  # a draw's difference: the summed gaps of its drawn groups over their examples
+            units = unit_members([groups[i] for i in labelled], len(labelled))
+            sums = np.array([gap[m].sum() for m in units])
+            counts = np.array([float(len(m)) for m in units])
+            draws = np.concatenate([sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
+                                    for drawn in (rng.integers(0, len(units), (size, len(units)))
+                                                  for size in _chunks(draws_wanted, 200_000 // len(units) + 1))])
     else:
+        units = unit_members(groups, len(order))
         draws = np.empty(draws_wanted)
         for k in range(draws_wanted):
-            index = rng.integers(0, len(order), len(order))
+            drawn_units = rng.integers(0, len(units), len(units))
+            index = [i for u in drawn_units for i in units[u]] if groups is not None else drawn_units
             drawn = [examples[i] for i in index]
-            sides = [statistics.fmean(_totals(compute(drawn, predictions(dev, index), **kwargs))[0][a.metric]
-                                      for dev in side.dev) for side in (a, b)]
+            sides = [statistics.fmean(_totals(compute(drawn, predictions(answers, index), **kwargs))[0][a.metric]
+                                      for answers in side.answers) for side in (a, b)]
             draws[k] = sides[0] - sides[1]
     tail = (1.0 - confidence) / 2
     far = int(np.sum(np.abs(draws - observed) >= abs(observed) - 1e-12))
-    return {"task": task.name, "metric": a.metric,
+    clustered = {"unit": "group", "groups": len(set(groups))} if groups is not None else {"unit": "example"}
+    return {"task": task.name, "metric": a.metric, "split": split,
             **{name: {"runs": [str(p) for p in side.paths], "score": statistics.fmean(scores)}
                for name, side, scores in (("a", a, per_run[0]), ("b", b, per_run[1]))},
             "difference": observed, "low": float(np.quantile(draws, tail)), "high": float(np.quantile(draws, 1 - tail)),
-            "p_value": (far + 1) / (draws_wanted + 1), "examples": len(order), "samples": draws_wanted, "seed": seed,
+            "p_value": (far + 1) / (draws_wanted + 1), "examples": len(order), **clustered,
+            "samples": draws_wanted, "seed": seed,
             "confidence": confidence, "method": "per-example values" if fast else "metric re-run on each draw"}
 
 
