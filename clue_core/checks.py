@@ -99,7 +99,7 @@ def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
     problems = _tuple_problems(task)
     if task.kind not in kernel.kinds:  # a kind is a plugin's (clue_kinds): the task's must be installed
         problems.append(f"unknown kind {task.kind!r} (known: {', '.join(kernel.kinds) or 'none'})")
-    for ref_field in ("reader", "decode"):
+    for ref_field in ("reader", "decode", "cluster"):
         value = getattr(task, ref_field)
         if value is not None and not _is_ref(value):
             problems.append(f"{ref_field} must be 'module:attr', got {value!r}")
@@ -364,7 +364,7 @@ def _read_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None, echo
     from clue_core.errors import ClueError, DataError
 
     problems: list[str] = []
-    refs = [(task.reader, "reader"), (task.decode, "decode")]
+    refs = [(task.reader, "reader"), (task.decode, "decode"), (task.cluster, "cluster")]
     refs += [(ref, f"metric {name}") for name in task.metrics
              for ref in (kernel.metrics[name].compute, kernel.metrics[name].check)]
     writer = kernel.writers[task.writer]

@@ -93,6 +93,8 @@ class Metrics(Record):
     model_info: dict[str, Any] = field(rc.OBJECT)
     leaderboards: list[dict[str, str]] = field(rc.Kind("a list", rc.LIST.test, list, items=obj(
         benchmark=field(_NAMED, required=True), group=field(_NAMED, required=True))))
+    #: the primary metric's standard error and, for a clustered task, by passage (:mod:`clue_core.uncertainty`)
+    uncertainty: dict[str, Any] = field(rc.OBJECT)
 
     @classmethod
     def check_across(cls, at: rc.At, data: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ from clue_core.record import MANIFEST, METRICS, RUN_SCHEMA, Manifest, Metrics, p
 from clue_core.rundir import SUBMISSION_DIR, remove_path
 from clue_core.settings import redact_command
 from clue_core.specs import resolve as resolve_ref
+from clue_core.uncertainty import group_function, uncertainty
 
 if TYPE_CHECKING:
     from clue_core.kernel import Kernel
@@ -38,13 +39,21 @@ if TYPE_CHECKING:
     from clue_core.specs import ModelSpec
 
 
+#: Whether a clustered task's prediction records name their passage (``group``). Off until tests/golden's
+#: recording is renewed: it pins every record whole, and 34 records of the four clustered tasks' samples
+#: would gain the field; metrics.json's ``uncertainty`` and the report group the examples either way.
+RECORD_GROUPS = False
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
 def prediction_records(examples: Sequence[Example], predictions: Sequence[Prediction],
-                       scored: MetricResult | None = None) -> list[dict[str, Any]]:
-    """One JSON record per example; with ``scored``, what the metrics found per example (``scoring``)."""
+                       scored: MetricResult | None = None, groups: Sequence[str | None] | None = None
+                       ) -> list[dict[str, Any]]:
+    """One JSON record per example; with ``scored``, what the metrics found per example (``scoring``); with
+    ``groups`` (a clustered task's: :mod:`clue_core.uncertainty`), the group each shares with others."""
     records = []
     for index, (example, prediction) in enumerate(zip(examples, predictions)):
         record: dict[str, Any] = {"id": example.id, "prediction": prediction.value}
@@ -57,6 +66,8 @@ def prediction_records(examples: Sequence[Example], predictions: Sequence[Predic
             record["raw"] = prediction.raw
         if scored is not None and index < len(scored.details) and scored.details[index]:
             record["scoring"] = scored.details[index]
+        if groups is not None and groups[index] is not None:
+            record["group"] = groups[index]
         records.append(record)
     return records
 
@@ -145,9 +156,19 @@ class RunWriter:
         versions = {v.version: v.submission_file for v in task.test_versions if v.version in scored.tests}
         describe = getattr(plan.learner, "run_info", None)  # prompt hashes, few-shot ids, token usage
         info = dict(describe()) if callable(describe) else {}
-        lines = {"dev": prediction_records(scored.dev, scored.dev_predictions, scored.detailed),
-                 **{split: prediction_records(*scored.scored[split]) for split in scored.scored},
-                 **{f"test-{version}": prediction_records(*scored.tests[version]) for version in versions}}
+        group = group_function(task)  # a clustered task's: each record names its passage
+
+        def groups(examples: Sequence[Example]) -> list[str | None] | None:
+            return [group(example) for example in examples] if group else None
+
+        dev_groups = groups(scored.dev)
+        named = groups if RECORD_GROUPS else lambda examples: None
+        lines = {"dev": prediction_records(scored.dev, scored.dev_predictions, scored.detailed, named(scored.dev)),
+                 **{split: prediction_records(examples, predictions, result, named(examples))
+                    for split, (examples, predictions, result) in scored.scored.items()},
+                 **{f"test-{version}": prediction_records(*scored.tests[version], groups=named(
+                     scored.tests[version][0])) for version in versions}}
+        spread = uncertainty(task, scored.detailed, dev_groups)  # the primary metric's standard errors
         files = list(versions.values()) if self.main else []
         metrics = Metrics.checked({
             "schema": RUN_SCHEMA, "task": task.name, "model": request.model, "model_category": self.model.category,
@@ -158,7 +179,7 @@ class RunWriter:
             "counts": dict(self.manifest.counts),  # as the started manifest recorded them
             "train_seconds": round(train_seconds, 3), "leaderboards": [lb.as_dict() for lb in task.leaderboards],
             "report_settings": plan.settings.flagged("report"), "partial": request.limit is not None,
-            "sample": request.sample, "model_info": info,
+            "sample": request.sample, "model_info": info, **({"uncertainty": spread} if spread else {}),
         }, folder / METRICS, self.manifest)
         self.manifest = Manifest.checked({**self.manifest.data, "status": "complete", "finished": _now(),
                                           "submission_files": files, "model_info": info}, folder / MANIFEST)

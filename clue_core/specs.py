@@ -235,6 +235,10 @@ class TaskSpec(SpecMixin):
     prompt: Prompt | None = None
     published: tuple[PublishedScore, ...] = ()
     notes: str = ""
+    #: ``"module:attr"`` of ``cluster(example) -> str | None``: the group an example shares with others (the
+    #: passage several questions ask of); its intervals resample groups (:mod:`clue_core.uncertainty`)
+    cluster: Ref | None = None
+    cluster_unit: str = ""  # what a group is, in words ("passage")
 
     def test_version(self, version: str) -> TestVersion:
         for test in self.test_versions:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from clue_core.plugin import resolve
 from clue_core.reading import read_split
 from clue_tasks_mrc import cmrc_metric
 from tests.report import reference
@@ -142,9 +143,12 @@ def check_runs(report: dict[str, Any], kernel: Any) -> None:
             assert value == pytest.approx(metrics["dev"][name], abs=1e-9)
         records = records_of(run)
         groups: list[Any] = [None] * len(records)
-        if any(i.get("unit") == "group" for i in run["intervals"].values()):
-            examples = dev_examples(kernel, run)
-            groups = [examples[str(r["id"])].group for r in records]
+        if run.get("clustered"):  # the records' passages, else the task's cluster of each example re-read
+            groups = [r.get("group") for r in records]
+            if not any(groups):
+                examples, task = dev_examples(kernel, run), kernel.task(run["task"])
+                cluster = resolve(task.cluster) if task.cluster else (lambda example: example.group)
+                groups = [cluster(examples[str(r["id"])]) for r in records]
         for metric, interval in run["intervals"].items():
             assert "low" in interval, (run["path"], metric, interval)
             if metric == "macro_f1":

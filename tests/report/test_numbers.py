@@ -26,7 +26,7 @@ def test_demo_report(demo_report: Path, kernel) -> None:
     assert row["groups"]["CLUE 1.1 reading comprehension"]["complete"]
     assert not row["groups"]["CLUE 1.1 classification"]["complete"]
     chid = next(r for r in report["runs"] if r["task"] == "chid")
-    assert chid["intervals"]["accuracy"]["unit"] == "group"  # CHID resamples passages, not blanks
+    assert chid["intervals"]["accuracy"]["unit"] == "passage"  # CHID resamples passages, not blanks
     assert chid["intervals"]["accuracy"]["units"] < chid["counts"]["dev"]
     assert any("not comparable" in w for w in report["warnings"])
 

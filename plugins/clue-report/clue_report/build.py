@@ -32,7 +32,7 @@ TOLERANCE = 1e-6
 def run_intervals(task: TaskSpec, scored: Scored, dev: dict[str, float], seed: int, resamples: int
                   ) -> dict[str, dict[str, Any]]:
     """A bootstrap interval for every dev metric, or the reason there is none."""
-    unit = "group" if scored.grouped else "example"
+    unit = scored.unit if scored.grouped else "example"  # C3's questions resample by passage
     result: dict[str, dict[str, Any]] = {}
     for metric in dev:
         values = scored.per_example.get(metric)
@@ -56,6 +56,15 @@ def run_intervals(task: TaskSpec, scored: Scored, dev: dict[str, float], seed: i
             continue
         result[metric] = interval.as_dict()
     return result
+
+
+def clustered_tasks(runs: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Each task whose intervals resample groups, by what (``{"c3": "passage"}``): the report says it."""
+    found: dict[str, str] = {}
+    for run in runs:
+        if run.get("clustered"):
+            found.setdefault(run["task"], run["clustered"]["unit"])
+    return found
 
 
 def analyse(task: TaskSpec, scored: Scored, primary: str, seed: int) -> dict[str, Any]:
@@ -110,6 +119,8 @@ def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | 
             warnings.append(f"{run.path}: {metric} recomputed from predictions/dev.jsonl is {value:.4f}, "
                             f"metrics.json says {dev[metric]:.4f}")
     entry["intervals"] = run_intervals(task, scored, dev, seed, resamples)
+    if scored.grouped:  # which passages its intervals resample, and where they were found
+        entry["clustered"] = {"unit": scored.unit, "from": scored.groups_from}  # the count: intervals' units
     entry["analysis"] = analyse(task, scored, entry["primary_metric"], seed)
     return entry
 
@@ -196,7 +207,8 @@ def build_report(kernel: Registry | None, paths: Sequence[Path], *, seed: int = 
     report = {
         "schema": SCHEMA, "version": 1, "clue_core": __version__,
         "bootstrap": {"resamples": resamples, "confidence": stats.CONFIDENCE, "seed": seed, "method": "percentile",
-                      "unit": "example, or the examples' group where they carry one (CHID: the passage)"},
+                      "unit": "example, or the examples' group where the task declares one (C3, CMRC2018, DRCD, "
+                              "CHID: the passage)", "clustered": clustered_tasks(runs)},
         "warnings": warnings,
         "groups": {name: tasks for name, tasks in members.items() if any(t in task_names for t in tasks)},
         "tasks": tasks, "rows": rows, "runs": runs,

@@ -13,6 +13,7 @@ from typing import Any
 
 from clue_report import format as fmt
 from clue_report.kit import Chart, escape, figure, num, table
+from clue_report.stats import clustered_line
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","WenQuanYi Micro Hei","PingFang SC",
@@ -317,6 +318,7 @@ def page(report: Mapping[str, Any], charts: Sequence[Chart], sections: Sequence[
         "<meta name='viewport' content='width=device-width, initial-scale=1'><title>CLUE report</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>CLUE report</h1><p class='muted'>{escape(meta)}</p>",
+        f"<p class='muted'>{escape(clustered)}</p>" if (clustered := clustered_line(report)) else "",
         "<nav>" + ("<a href='#leaderboard'>Leaderboard</a><a href='#tasks'>Tasks</a>" if report["rows"] else "")
         + "".join(f"<a href='#{escape(name)}'>{escape(title)}</a>" for name, title, _ in sections)
         + "<a href='#runs'>Runs</a></nav>",

@@ -14,6 +14,7 @@ from typing import Any
 
 from clue_report import format as fmt
 from clue_report.kit import Markdown, md_table, md_text
+from clue_report.stats import clustered_line
 
 
 def _with(value: Any, detail: str) -> str:
@@ -109,6 +110,8 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
     lines = ["# CLUE report", ""]
     if report["warnings"]:
         lines += ["**Read this first:**", "", *(f"- {md_text(w)}" for w in report["warnings"]), ""]
+    if clustered := clustered_line(report):  # which tasks' intervals resample passages
+        lines += [md_text(clustered), ""]
     if report["rows"]:
         lines += ["## Leaderboard", "", leaderboard(report), "",
                   "Cells: primary dev metric with its 95% bootstrap interval (one run) or ± std over seeds. "

@@ -1,10 +1,12 @@
 """A run's dev predictions set against their examples and scored per example, again.
 
 ``metrics.json`` holds totals only; intervals and error analysis need each example's
-value and, for CHID, which blanks belong to one passage. The records in
-``predictions/dev.jsonl`` carry id, prediction and gold but not the passage, so the dev
-split is read again through the kernel (the manifest names the data folder, sample
-included; a ``--limit`` run's records pick their examples by id). When that data is gone
+value and, for a task whose questions share passages (C3, CMRC2018, DRCD, CHID: its
+``TaskSpec.cluster``), which passage each is asked of. A record may name it (``group``);
+the texts are in the data only, so the dev split is read again through the kernel (the
+manifest names the data folder, sample included; a ``--limit`` run's records pick their
+examples by id), and where the records name no passage (a run made before they did) the
+task's ``cluster`` names it from the example re-read. When that data is gone
 or no longer matches the records, the examples are rebuilt from the records alone (gold
 and prediction suffice for every built-in metric) and the report says that groups and
 texts are unknown. The task's own metrics then score the examples, so each per-example
@@ -49,6 +51,9 @@ class Scored:
     groups: list[str | None]
     from_data: bool
     notes: list[str] = field(default_factory=list)
+    #: what a group is (the task's ``cluster_unit``: "passage"), and where the groups came from
+    unit: str = "group"
+    groups_from: str = ""
 
     @property
     def grouped(self) -> bool:
@@ -158,5 +163,28 @@ def score_run(kernel: Registry, task: TaskSpec, run: Run, data: DevData) -> Scor
             per_example.update({k: list(v) for k, v in result.per_example.items()})
         else:
             totals.update(result)
-    groups = [getattr(example, "group", None) for example in examples] if from_data else [None] * len(examples)
-    return Scored(examples, predictions, totals, per_example, groups, from_data, notes)
+    groups, unit, groups_from = _groups(task, run, examples, from_data, notes)
+    return Scored(examples, predictions, totals, per_example, groups, from_data, notes, unit, groups_from)
+
+
+def _groups(task: TaskSpec, run: Run, examples: Sequence[Example], from_data: bool, notes: list[str]
+            ) -> tuple[list[str | None], str, str]:
+    """Each example's group, what a group is and where the groups came from: the records' ``group``
+    (a run that wrote them), else the task's ``cluster`` of each example re-read, else (a task that
+    declares none) the examples' own ``group`` (what ties them for decoding); none without the data."""
+    records = run.records or []
+    unit = task.cluster_unit or "group"
+    if any(record.get("group") is not None for record in records):
+        return [None if r.get("group") is None else str(r["group"]) for r in records], unit, "records"
+    if not from_data:
+        return [None] * len(examples), unit, ""
+    if task.cluster:
+        try:
+            cluster = resolve(task.cluster)
+            found = [cluster(example) for example in examples]
+        except Exception as exc:  # the task plugin's bug: intervals by example, and a note that says why
+            notes.append(f"the task's cluster {task.cluster} failed ({type(exc).__name__}: {exc}): intervals "
+                         f"resample examples, not {unit}s")
+            return [None] * len(examples), unit, ""
+        return [None if g is None else str(g) for g in found], unit, "data"
+    return [getattr(example, "group", None) for example in examples], unit, "data"

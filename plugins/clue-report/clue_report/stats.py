@@ -12,8 +12,9 @@ The generator is seeded, so a report is reproducible number for number.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -124,6 +125,20 @@ def bootstrap_macro_f1(gold: Sequence[Hashable], predicted: Sequence[Hashable | 
         return 100.0 * f1.sum(axis=1) / present.sum(axis=1)
 
     return _interval(statistic, n_units, unit, resamples, confidence, seed)
+
+
+def clustered_line(report: Mapping[str, Any]) -> str:
+    """The sentence the report shows beside its intervals: which tasks resample groups, and by what
+    (empty where none does, so a report without such tasks reads as before)."""
+    clustered = (report.get("bootstrap") or {}).get("clustered") or {}
+    if not clustered:  # nothing to say: every interval resamples examples, as the header says
+        return ""
+    by_unit: dict[str, list[str]] = {}
+    for task, unit in clustered.items():
+        by_unit.setdefault(str(unit), []).append(str(task))
+    said = "; ".join(f"by {unit} for {', '.join(tasks)}" for unit, tasks in by_unit.items())
+    return (f"Intervals are clustered {said}: their questions share it, so whole groups are resampled, "
+            f"not questions; other tasks' intervals resample examples.")
 
 
 def spread(values: Sequence[float]) -> dict[str, float | int]:

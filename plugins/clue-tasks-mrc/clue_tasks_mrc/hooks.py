@@ -94,6 +94,8 @@ CMRC2018 = TaskSpec(
     recommendations=SPAN_RECOMMENDATIONS,
     prompt=SPAN_PROMPT,
     published=published.CMRC2018,
+    cluster=f"{_PACKAGE}.clusters:passage",
+    cluster_unit="passage",
     notes=(
         "10,142 / 3,219 / 2,000 questions (trial 1,002). Test answers are placeholders "
         "(FAKE_ANSWER_n) and are never scored. Answer offsets up to 3 characters off are moved "
@@ -121,6 +123,8 @@ DRCD = TaskSpec(
     recommendations=SPAN_RECOMMENDATIONS,
     prompt=DRCD_PROMPT,
     published=published.DRCD,
+    cluster=f"{_PACKAGE}.clusters:passage",
+    cluster_unit="passage",
     notes=(
         "26,936 / 3,524 / 3,493 questions, kept in Traditional Chinese (answers are cut from "
         "the context's own characters). In no CLUE leaderboard average; predictions "
@@ -159,6 +163,8 @@ CHID = TaskSpec(
     recommendations={"max_length": 64, "batch_size": 24, "learning_rate": 2e-5, "epochs": 3, "warmup_ratio": 0.06},
     prompt=CHID_PROMPT,
     published=published.CHID,
+    cluster=f"{_PACKAGE}.clusters:chid_passage",
+    cluster_unit="passage",
     notes=(
         "84,709 / 3,218 / 3,447 lines (test1.0: 3,231). One example per blank: a window of "
         "24 characters each side, the blank as '____', the passage's other blanks as '□□□□'. "
@@ -191,6 +197,8 @@ C3 = TaskSpec(
     recommendations={"max_length": 512, "batch_size": 24, "learning_rate": 2e-5, "epochs": 8, "warmup_ratio": 0.1},
     prompt=C3_PROMPT,
     published=published.C3,
+    cluster=f"{_PACKAGE}.clusters:passage",
+    cluster_unit="passage",
     notes=(
         "11,869 / 3,816 / 1,625 questions (test1.0: 3,892); train/dev read the d- file then "
         "the m- file. 2 to 4 choices per question; a test file's longer choice lists are kept "
