@@ -4,7 +4,8 @@
 already converted and bounded by the kernel; only checks across settings remain here. The
 ``method`` setting picks the learner: a task head (:class:`HFLearner`) or PET's masked-LM
 scoring (:class:`~clue_models_hf.pet_learner.PetLearner`); entity-spans tasks get the NER heads
-(:class:`~clue_models_hf.ner_learner.EntityLearner`, by the kind's name); a folder saved by a PET run is a
+(:class:`~clue_models_hf.ner_learner.EntityLearner`, by the kind's name), KgCLUE's ``kbqa_triple``
+the candidate ranker (:class:`~clue_models_hf.kbqa_learner.KbqaLearner`); a folder saved by a PET run is a
 PET model whatever ``method`` says, since it has no task head to predict with.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clue_core.plugin import ClueError, TaskSpec
+from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
 from clue_models_hf.learner import TINY_SOURCE, HFLearner
 from clue_models_hf.loading import read_model_file
 from clue_models_hf.ner_tags import ENTITY_SPANS
@@ -33,6 +35,10 @@ def _learner(task: TaskSpec, source: str, values: dict[str, Any]) -> HFLearner:
         from clue_models_hf.ner_learner import EntityLearner
 
         return EntityLearner(task, source, values)
+    if task.kind == KBQA_TRIPLE:
+        from clue_models_hf.kbqa_learner import KbqaLearner
+
+        return KbqaLearner(task, source, values)
     return HFLearner(task, source, values)
 
 

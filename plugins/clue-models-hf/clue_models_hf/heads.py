@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
+from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
 from clue_models_hf.ner_tags import BIO, ENTITY_SPANS, IGNORE, SPAN_HEAD
 
 NER_BIO = f"{ENTITY_SPANS}:{BIO}"
@@ -32,6 +33,7 @@ def auto_class(kind: str) -> Any:
         SPAN: transformers.AutoModelForQuestionAnswering,
         MULTIPLE_CHOICE: transformers.AutoModelForMultipleChoice,
         ENTITY_SPANS: transformers.AutoModelForTokenClassification,
+        KBQA_TRIPLE: transformers.AutoModelForMultipleChoice,  # a question's candidate triples as its choices
     }[kind]
 
 

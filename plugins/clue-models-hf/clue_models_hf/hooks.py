@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, CommandSpec, ModelSpec, hookimpl
 from clue_models_hf.catalogue import CATALOGUE, recommendations
+from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
 from clue_models_hf.ner_tags import ENTITY_SPANS
 from clue_models_hf.settings import COMMON, TINY
 
@@ -29,8 +30,9 @@ TINY_FACTORY = "clue_models_hf.factory:create_tiny"
 #: Encoder parameters of the offline backbone with a 3,000-character vocabulary.
 TINY_PARAMETERS = 296_128
 #: The example kinds an encoder with an Auto head learns (open questions need a generator);
-#: entity spans is CLUENER2020's kind, declared by its task plugin and named here by its string.
-KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, ENTITY_SPANS)
+#: entity spans is CLUENER2020's kind, kbqa_triple KgCLUE's (ranking a knowledge base's candidate
+#: triples), each declared by its task plugin and named here by its string.
+KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, ENTITY_SPANS, KBQA_TRIPLE)
 
 
 @hookimpl
