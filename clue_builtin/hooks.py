@@ -20,6 +20,10 @@ from clue_core.plugin import (
     hookimpl,
 )
 
+#: The circular metric's totals (declared here so listing plugins imports no metric code)
+PRODUCES = ("circular_accuracy", "circular_questions", *(f"pick_rate_{letter}" for letter in
+                                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ"), "pick_rate_none")
+
 
 @hookimpl
 def clue_kinds() -> list[KindSpec]:
@@ -50,6 +54,11 @@ def clue_metrics() -> list[MetricSpec]:
                    (CLASSIFICATION, MULTIPLE_CHOICE)),
         MetricSpec("macro_f1", "clue_builtin.metrics:macro_f1", "unweighted mean of per-class F1 ×100",
                    (CLASSIFICATION, MULTIPLE_CHOICE)),
+        # no task names it: a learner that asked each question with its choices reordered adds it
+        # (its extra_metrics; the LLM models' --set circular=all), reading raw["circular"]
+        MetricSpec("circular", "clue_builtin.circular:compute", "circular evaluation: right under every order of "
+                   "the choices ×100, and the share of answers picking each shown position ×100",
+                   (MULTIPLE_CHOICE,), produces=PRODUCES, counts=("circular_questions",)),
     ]
 
 

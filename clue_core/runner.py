@@ -21,7 +21,7 @@ from typing import Any
 from clue_core import data, kinds, redaction
 from clue_core.atomic import disk_advice
 from clue_core.context import RunContext, process_rank
-from clue_core.errors import ClueError, DataError, Interrupted
+from clue_core.errors import ClueError, DataError, Interrupted, PluginError
 from clue_core.examples import SplitData
 from clue_core.kernel import Kernel
 from clue_core.planning import (  # re-exported: the runner is where callers have always found them
@@ -211,6 +211,20 @@ def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
         output_dir.rmdir()
 
 
+def _extra_metrics(learner: Any, kernel: Kernel, task: TaskSpec) -> tuple[str, ...]:
+    """The metrics a learner adds to its task's (``learner.extra_metrics``, optional): each one a known metric
+    of the task's kind, or one line naming the learner's fault."""
+    names = getattr(learner, "extra_metrics", ())
+    if not isinstance(names, tuple) or not all(isinstance(name, str) for name in names):
+        raise PluginError(f"{type(learner).__name__}.extra_metrics must be a tuple of metric names, got {names!r}")
+    for name in names:
+        metric = kernel.metric(name)
+        if metric.kinds and task.kind not in metric.kinds:
+            raise PluginError(f"{type(learner).__name__} adds metric {name!r}, which does not apply to "
+                              f"{task.kind} tasks ({task.name})")
+    return names
+
+
 def _finished_result(plan: TaskPlan) -> TaskResult:
     """The result of a complete run that ``--resume`` leaves as it is, from its own files."""
     try:
@@ -233,7 +247,8 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
-        scorer = TaskScoring(kernel, task, dev, plan.settings)  # context.score now, the final scores after fit
+        scorer = TaskScoring(kernel, task, dev, plan.settings,  # context.score now, the final scores after fit
+                             extra_metrics=_extra_metrics(plan.learner, kernel, task))
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
                              world_size=world, primary_metric=task.primary_metric, score=scorer.score_dev,
                              echo=echo, limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",

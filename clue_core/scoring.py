@@ -56,8 +56,11 @@ class TaskScoring:
     only its code is imported when it first scores, as before.
     """
 
-    def __init__(self, kernel: Registry, task: TaskSpec, dev: Sequence[Example], settings: RunSettings) -> None:
-        metrics = [kernel.metric(name) for name in task.metrics]
+    def __init__(self, kernel: Registry, task: TaskSpec, dev: Sequence[Example], settings: RunSettings,
+                 extra_metrics: Sequence[str] = ()) -> None:
+        # ``extra_metrics``: metrics the run's learner adds to the task's (an LLM's circular evaluation
+        # scores what only it recorded in its predictions' raw); the task's own come first and stay primary
+        metrics = [kernel.metric(name) for name in dict.fromkeys((*task.metrics, *extra_metrics))]
         resolved = ResolvedSettings.of(settings)
         decode_values = resolved.values_for(task.decode_settings) if task.decode_settings else None
         self.steps: list[MetricStep] = [(spec, resolved.values_for(spec.settings) if spec.settings else None)

@@ -38,7 +38,7 @@ from clue_core.plugin import (
     TaskSpec,
     write_json,
 )
-from clue_models_llm import answers, generic
+from clue_models_llm import answers, circular, generic
 from clue_models_llm.asking import Asker
 from clue_models_llm.backend import Backend, Description, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache, entry_key
@@ -92,6 +92,12 @@ class LLMLearner:
         self.counts = {"examples": 0, "labelled": 0, "unextracted": 0, "unextracted_unlabelled": 0,
                        "truncated": 0, "malformed": 0}
         self.processes: list[dict[str, int]] = []
+        #: why circular evaluation (``circular``) does not apply here, None where it does or is off
+        self.circular_note = circular.skipped(task.kind == MULTIPLE_CHOICE, Renderer(task).fields,
+                                              getattr(self, "protocol", None) is not None) \
+            if circular.enabled(self.settings.circular) else None
+        #: the metrics this learner adds to the task's (the kernel scores them beside them)
+        self.extra_metrics: tuple[str, ...] = (circular.METRIC,) if self._circular_on() else ()
 
     # -- setting up -----------------------------------------------------------------------
 
@@ -190,6 +196,7 @@ class LLMLearner:
                 self.counts["unextracted" if labelled else "unextracted_unlabelled"] += 1
             self.counts["truncated"] += bool(raw.get("truncated"))
             self.counts["malformed"] += "malformed" in raw
+            self.counts["circular"] = self.counts.get("circular", 0) + ("circular" in raw)
             self.prompts_digest.update(raw.get("prompt") or json.dumps(raw.get("prompts"), ensure_ascii=False))
             for usage in raw.get("usage") or []:
                 self.usage.add(usage)
@@ -208,14 +215,24 @@ class LLMLearner:
             return answers.spans(examples, questions, self._generations(answers.asked(examples, questions)), stops,
                                  self.convert)
         if kind in (CLASSIFICATION, MULTIPLE_CHOICE):
-            if settings.mode == "loglikelihood":
-                return self._likelihood(examples, questions)
-            return answers.chosen(kind, examples, questions, self._generations(answers.asked(examples, questions)),
-                                  stops)
+            if kind == MULTIPLE_CHOICE and self._circular_on():  # each labelled question in its other orders too
+                return circular.ask(examples, renderer, settings.circular, self.context.seed,  # type: ignore[union-attr]
+                                    self._choose, questions)
+            return self._choose(examples, questions)
         if renderer.functions is not None:  # a kind whose answers the task reads (clue_models_llm.generic)
             prompts = answers.asked(examples, questions)
             return answers.parsed(examples, prompts, self._generations(prompts), stops, renderer.functions)
         raise ClueError(f"language models cannot answer {kind} examples")
+
+    def _choose(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
+        """A classification's or multiple choice's answers: the best-scored choice, or the one a generation names."""
+        if self.settings.mode == "loglikelihood":
+            return self._likelihood(examples, questions)
+        return answers.chosen(self.task.kind, examples, questions,
+                              self._generations(answers.asked(examples, questions)), self.settings.stop_strings)
+
+    def _circular_on(self) -> bool:
+        return circular.enabled(self.settings.circular) and self.circular_note is None
 
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
         assert self.asker is not None
@@ -282,6 +299,10 @@ class LLMLearner:
             info["traditional"] = {"converter": "opencc", "config": TRADITIONAL_CONFIG}
         if described.computed:
             info.update(described.info)
+        if circular.enabled(self.settings.circular):  # how questions were reordered, or why they were not
+            seed = self.context.seed if self.context else None
+            info["circular"] = circular.info(self.settings.circular, self.circular_note, seed,
+                                             self.counts.get("circular", 0))
         if self.mode_note:
             info["mode_note"] = self.mode_note
         if "price_prompt" in self.values:  # a model that declares prices is billed by the token: say how much

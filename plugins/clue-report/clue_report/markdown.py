@@ -105,6 +105,28 @@ def _run_notes(report: Mapping[str, Any]) -> list[str]:
         if notes else []
 
 
+def _circular(report: Mapping[str, Any]) -> list[str]:
+    """Circular evaluation's totals beside the plain score (an LLM run's ``--set circular=all``: right under
+    every order of the choices; each shown position's share of the answers), one row per run cell that has
+    them; nothing for a report without, so other reports read as before."""
+    rows = []
+    for row in report["rows"]:
+        for task, cell in row["cells"].items():
+            dev = cell.get("dev") or {}
+            if "circular_accuracy" in dev:
+                picks = " · ".join(f"{key.removeprefix('pick_rate_')} {fmt.number(value, 1)}"
+                                   for key, value in dev.items() if key.startswith("pick_rate_"))
+                count = dev.get("circular_questions")
+                rows.append([row["label"], task, fmt.number(cell.get("value")), fmt.number(dev["circular_accuracy"]),
+                             "—" if count is None else f"{count:.0f}", picks])
+    if not rows:
+        return []
+    return ["## Circular evaluation", "", "Each labelled question asked again with its choices reordered: "
+            "circular is the share right under every order (OpenCompass's CircularEval); the pick rates are the "
+            "share of all answers (every order) choosing the choice shown at each position, in %.", "",
+            md_table(["model", "task", "plain", "circular", "questions", "pick rate by position"], rows), ""]
+
+
 def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, list[str]]] = ()) -> str:
     """``report.md``; ``sections`` are the plugins' views as ``(title, lines)``, in page order."""
     lines = ["# CLUE report", ""]
@@ -120,6 +142,7 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
         lines += ["## Beside published scores", ""]
         for task in report["tasks"]:
             lines += _task(task)
+    lines += _circular(report)
     for title, section in sections:
         lines += [f"## {md_text(title)}", "", *section, *([""] if section and section[-1] else [])]
     lines += _run_notes(report)
