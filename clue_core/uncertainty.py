@@ -68,6 +68,8 @@ def uncertainty(task: TaskSpec, result: MetricResult, groups: Sequence[str | Non
     values = result.per_example.get(task.primary_metric)
     if not values or (groups is not None and len(groups) != len(values)):
         return None
+    if not all(_finite(v) for v in values if v is not None):  # a metric's bug: no standard error of it
+        return None
     kept = [(float(v), None if groups is None else groups[i]) for i, v in enumerate(values) if v is not None]
     if not kept:
         return None
@@ -76,6 +78,10 @@ def uncertainty(task: TaskSpec, result: MetricResult, groups: Sequence[str | Non
     if groups is not None:
         found["clustered"] = clustered(kept, task.cluster_unit or "group")
     return found
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _stderr(values: Sequence[float]) -> float | None:

@@ -132,6 +132,8 @@ def test_examples_without_a_value_or_a_group() -> None:
     assert found is not None and found["examples"] == 3 and found["clustered"]["groups"] == 3
     assert uncertainty(_task(None), MetricResult({"f1": 1.0}, {}), None) is None  # no per-example values
     assert uncertainty(_task(None), MetricResult({}, {"accuracy": [None]}), None) is None
+    for odd in (float("nan"), float("inf"), "100", True):  # a metric's bug: nothing, not a file that cannot be read
+        assert uncertainty(_task(None), MetricResult({}, {"accuracy": [100.0, odd]}), None) is None
 
 
 def wrong_cluster(example: MultipleChoiceExample) -> str:
