@@ -32,9 +32,12 @@ def _kernel(ctx: click.Context) -> Any:
 @click.option("--force", is_flag=True, help="Replace report files in -o DIR that clue-core did not write.")
 @click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
               help="Dev examples per run in the page's explorer (default 1000; the rest are counted).")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="RUN",
+              help="The DataCLUE raw-data run the others are set beside (default: a --sample run or one read from "
+                   "raw_<task>/).")
 @click.pass_context
 def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None, as_json: bool, force: bool,
-           examples: int | None) -> None:
+           examples: int | None, baseline: Path | None) -> None:
     """Summarise runs: dev scores and leaderboard group averages; with -o, an HTML leaderboard report.
 
     RUN_OR_FOLDER is a run directory, a folder of runs (clue-core run -o), or a file a report
@@ -49,5 +52,7 @@ def report(ctx: click.Context, paths: tuple[Path, ...], output_dir: Path | None,
         raise ClueError("--force goes with -o DIR")
     if examples is not None and output_dir is None:
         raise ClueError("--examples goes with -o DIR (the explorer is in index.html)")
+    if baseline is not None and output_dir is None:
+        raise ClueError("--baseline goes with -o DIR (the DataCLUE comparison is in index.html and report.md)")
     click.echo(report_command(_kernel(ctx), list(paths), output_dir=output_dir, as_json=as_json, force=force,
-                              examples=DEFAULT_EXAMPLES if examples is None else examples))
+                              examples=DEFAULT_EXAMPLES if examples is None else examples, baseline=baseline))

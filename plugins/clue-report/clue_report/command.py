@@ -26,25 +26,33 @@ from clue_report.summary import summary_text
 
 def write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, *, font: str | None = None,
                  seed: int = stats.SEED, resamples: int = stats.RESAMPLES, charts: bool = True,
-                 force: bool = False, examples: int = DEFAULT_EXAMPLES) -> dict[str, Any]:
+                 force: bool = False, examples: int = DEFAULT_EXAMPLES, baseline: Path | None = None) -> dict[str, Any]:
     """Write index.html, report.json and report.md into ``output_dir``; return report.json's content.
 
     ``font`` overrides ``$CLUE_REPORT_FONT`` (``none`` draws English labels only);
     ``charts=False`` leaves the charts out, the sections' too (matplotlib is then not imported). Files there
     that clue-core did not write are refused before any work, unless ``force``
-    (:mod:`clue_report.owned`). The explorer shows up to ``examples`` dev examples per run.
+    (:mod:`clue_report.owned`). The explorer shows up to ``examples`` dev examples per run. ``baseline`` is
+    the raw-data run of the DataCLUE comparison (:mod:`clue_report.data_centric`; found by itself without it).
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ClueError(f"{output_dir} is a file, not a folder")
     with claimed(output_dir):
-        return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force, examples)
+        return _write_report(kernel, paths, output_dir, font, seed, resamples, charts, force, examples, baseline)
 
 
 def _write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, font: str | None, seed: int,
-                  resamples: int, charts: bool, force: bool, examples: int) -> dict[str, Any]:
+                  resamples: int, charts: bool, force: bool, examples: int, baseline: Path | None = None
+                  ) -> dict[str, Any]:
     """:func:`write_report` once the folder is held: check, build, render, write."""
+    from clue_report import data_centric
+
     replaced = check_replaceable(output_dir, force)
+    if baseline is not None:
+        data_centric.check_baseline(baseline)
     report, sections = build_report(kernel, paths, seed=seed, resamples=resamples, examples=examples)
+    dataclue_html, dataclue_markdown = data_centric.views(kernel, report, baseline=baseline, seed=seed,
+                                                          resamples=resamples)
     images: list[Chart] = []
     choice = None
     if charts:
@@ -53,7 +61,7 @@ def _write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, fon
 
         choice = choose_font(font)
         images = draw_charts(report, choice)
-    views = render_sections(kernel, sections, choice, images)  # the sections' charts join ``images``
+    views = dataclue_html + render_sections(kernel, sections, choice, images)  # their charts join ``images``
     report["charts"] = {"font": None if choice is None else {"family": choice.family, "file": choice.path,
                                                              "cjk": choice.cjk, "reason": choice.reason},
                         "images": [{"id": c.id, "title": c.title, "section": c.section} for c in images]}
@@ -61,16 +69,16 @@ def _write_report(kernel: Registry, paths: Sequence[Path], output_dir: Path, fon
     from clue_report.markdown import render_markdown
 
     pages = {"index.html": render_html(report, images, views),
-             "report.md": render_markdown(report, markdown_sections(kernel, sections))}
+             "report.md": render_markdown(report, dataclue_markdown + markdown_sections(kernel, sections))}
     write_files(output_dir, pages, report, replaced)
     return report
 
 
 def report_command(kernel: Registry, paths: Sequence[Path], output_dir: Path | None = None, as_json: bool = False,
-                   force: bool = False, examples: int = DEFAULT_EXAMPLES) -> str:
+                   force: bool = False, examples: int = DEFAULT_EXAMPLES, baseline: Path | None = None) -> str:
     """The text ``clue-core report`` prints (the files are written first when ``output_dir`` is given),
     with every control character escaped (:func:`shown`)."""
-    return shown(_report_text(kernel, paths, output_dir, as_json, force, examples), as_json)
+    return shown(_report_text(kernel, paths, output_dir, as_json, force, examples, baseline), as_json)
 
 
 #: Control characters (printable's set) but the newline: in JSON output, only ever inside a string.
@@ -86,10 +94,10 @@ def shown(text: str, as_json: bool) -> str:
 
 
 def _report_text(kernel: Registry, paths: Sequence[Path], output_dir: Path | None, as_json: bool, force: bool,
-                 examples: int) -> str:
+                 examples: int, baseline: Path | None = None) -> str:
     if output_dir is None:
         return summary_text(kernel, paths, as_json)
-    report = write_report(kernel, paths, output_dir, force=force, examples=examples)
+    report = write_report(kernel, paths, output_dir, force=force, examples=examples, baseline=baseline)
     files = [str(output_dir / name) for name in FILES]
     if as_json:
         return json.dumps({"files": files, "warnings": report["warnings"],

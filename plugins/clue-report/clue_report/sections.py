@@ -32,10 +32,10 @@ from clue_report.kit import Chart, Kit
 
 #: report.json's own keys: a section's data_key may not replace one of them.
 RESERVED = frozenset({"schema", "version", "clue_core", "bootstrap", "warnings", "groups", "tasks", "rows", "runs",
-                      "unfinished", "sections", "charts", "written", "replaced"})
+                      "unfinished", "sections", "charts", "written", "replaced", "dataclue"})
 #: The page's own anchors (``index.html``): a section's ``<section id=name>`` may not repeat one of them, nor
 #: take the prefix of a task's (``task-``) or a chart's (``chart-``) anchor.
-ANCHORS = frozenset({"leaderboard", "tasks", "warnings", "runs", "image-check"})
+ANCHORS = frozenset({"leaderboard", "tasks", "warnings", "runs", "image-check", "dataclue"})
 ANCHOR_PREFIXES = ("task-", "chart-")
 
 
