@@ -5,6 +5,7 @@ Hand-made picks only (no model): the end-to-end runs are in test_llm_circular_ru
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -154,9 +155,13 @@ def test_predictions_without_records_or_with_broken_ones_are_left_out() -> None:
     assert compute(examples, predictions).totals["circular_accuracy"] == 0.0
 
 
-def test_skipped_says_why_circular_does_not_apply() -> None:
-    assert circular.skipped(True, {"context", "question", "choices"}) is None
-    assert "multiple-choice" in circular.skipped(False, {"text"})
-    assert "{choices}" in circular.skipped(True, {"context", "question"})
-    assert "preset" in circular.skipped(True, {"choices"}, preset=True)
+def test_skipped_says_why_circular_does_not_apply(kernel) -> None:
+    c3, afqmc = kernel.tasks["c3"], kernel.tasks["afqmc"]
+    assert circular.skipped(c3) is None and circular.skipped(kernel.tasks["superclue-close"]) is None
+    assert circular.skipped(kernel.tasks["chid"]) is None and circular.skipped(kernel.tasks["fewclue-chid"]) is None
+    assert "multiple-choice" in circular.skipped(afqmc)
+    shown = "材料：{context}\n问题：{question}"
+    hidden = dataclasses.replace(c3, prompt=dataclasses.replace(c3.prompt, template=shown))
+    assert "{choices}" in circular.skipped(hidden)
+    assert "preset" in circular.skipped(c3, preset=True)
     assert circular.enabled("all") and circular.enabled(3) and not circular.enabled("off")

@@ -116,3 +116,21 @@ def test_a_bad_circular_value_is_one_line_and_exit_2(run_cli, tmp_path, value) -
     assert result.exit_code == 2, result.output
     assert "circular" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "c3").exists()
+
+
+def test_a_server_that_always_answers_a_is_caught_and_every_order_is_billed(run_cli, tmp_path) -> None:
+    from tests.support.openai_server import OpenAIServer, ScriptedEngine
+
+    with OpenAIServer(ScriptedEngine(lambda endpoint, body: {"content": "A"}), model="tiny") as server:
+        result = run_cli("run", "c3", "--model", "openai:tiny", "--set", f"base_url={server.url}", "--sample",
+                         "--set", "mode=generate", "--set", "circular=all", "--set", "price_prompt=1",
+                         "-o", tmp_path / "o")
+        assert result.exit_code == 0, result.output
+        sent = len(server.requests)
+    metrics = _json(tmp_path / "o" / "c3" / "metrics.json")
+    dev = metrics["dev"]
+    assert _rates(dev) == {"pick_rate_A": 100.0}  # position bias in full view
+    assert dev["circular_accuracy"] == 0.0 and dev["circular_questions"] == 3
+    assert dev["accuracy"] == 100.0 * sum(r["gold"] == 0 for r in _records(tmp_path / "o" / "c3")) / 3
+    assert sent == ORDERS + 3 + 1  # dev's 9 orders, test 1.1's 3 and test 1.0's 1 questions
+    assert metrics["model_info"]["usage"]["requests"] == sent  # the reordered questions are billed too

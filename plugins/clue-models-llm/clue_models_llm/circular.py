@@ -32,10 +32,11 @@ import dataclasses
 import itertools
 import math
 import random
+import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from clue_core.plugin import ClueError, Example, Prediction
+from clue_core.plugin import MULTIPLE_CHOICE, ClueError, Example, Prediction, TaskSpec
 from clue_models_llm.answers import gold
 from clue_models_llm.prompts import Question, Renderer
 
@@ -151,13 +152,14 @@ def _index(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def skipped(kind_is_choice: bool, template_fields: set[str], preset: bool = False) -> str | None:
+def skipped(task: TaskSpec, preset: bool = False) -> str | None:
     """Why circular evaluation does not apply to this task (``None``: it does); ``preset``: the task is asked
     under another framework's protocol (``protocol=opencompass:…``), which renders and reads it its own way."""
-    if not kind_is_choice:
+    if task.kind != MULTIPLE_CHOICE:
         return "not applied: only multiple-choice questions show their choices at positions (a classification's " \
                "labels are scored or named as words, never listed as options)"
-    if "choices" not in template_fields:
+    template = task.prompt.template if task.prompt is not None else ""
+    if "choices" not in {name for _, name, _, _ in string.Formatter().parse(template) if name}:
         return "not applied: the task's prompt does not list the choices ({choices}), so their order is not shown"
     if preset:
         return "not applied: a protocol preset asks and reads the question as its own framework does"

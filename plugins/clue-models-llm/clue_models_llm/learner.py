@@ -93,8 +93,7 @@ class LLMLearner:
                        "truncated": 0, "malformed": 0}
         self.processes: list[dict[str, int]] = []
         #: why circular evaluation (``circular``) does not apply here, None where it does or is off
-        self.circular_note = circular.skipped(task.kind == MULTIPLE_CHOICE, Renderer(task).fields,
-                                              getattr(self, "protocol", None) is not None) \
+        self.circular_note = circular.skipped(task, preset=getattr(self, "protocol", None) is not None) \
             if circular.enabled(self.settings.circular) else None
         #: the metrics this learner adds to the task's (the kernel scores them beside them)
         self.extra_metrics: tuple[str, ...] = (circular.METRIC,) if self._circular_on() else ()
@@ -197,6 +196,8 @@ class LLMLearner:
             self.counts["truncated"] += bool(raw.get("truncated"))
             self.counts["malformed"] += "malformed" in raw
             self.counts["circular"] = self.counts.get("circular", 0) + ("circular" in raw)
+            for usage in (raw.get("circular") or {}).get("usage") or []:  # what the reordered questions cost
+                self.usage.add(usage)
             self.prompts_digest.update(raw.get("prompt") or json.dumps(raw.get("prompts"), ensure_ascii=False))
             for usage in raw.get("usage") or []:
                 self.usage.add(usage)
