@@ -99,10 +99,15 @@ def paired(kernel: Registry, task: TaskSpec, metric: str, side_a: Sequence[dict[
     groups = groups_of([*side_a, *side_b], order)
     examples = [_example(task.kind, side_a[0][i]) for i in order]
 
+    built: dict[int, list[Prediction]] = {}  # each run's predictions in ``order``, made once (a record's fields
+    # are read through checks: making them again on each of a thousand draws was most of the time)
+
     def predictions(answers: dict[str, Any], index: Sequence[int]) -> list[Prediction]:
-        return [Prediction(id=answers[order[i]].id, value=answers[order[i]].prediction,
-                           scores=tuple(answers[order[i]].scores) if answers[order[i]].scores is not None else None)
-                for i in index]
+        if id(answers) not in built:
+            built[id(answers)] = [Prediction(id=r.id, value=r.prediction, scores=tuple(r.scores) if r.scores is not
+                                             None else None) for r in (answers[i] for i in order)]
+        every = built[id(answers)]
+        return [every[i] for i in index]
 
     sides = (side_a, side_b)
     scored = [[_totals(compute(examples, predictions(run, range(len(order))), **kwargs)) for run in side]

@@ -170,10 +170,15 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
     groups = groups_of([*a.answers, *b.answers], order)
     examples = [_example(task.kind, a.answers[0][i]) for i in order]
 
+    built: dict[int, list[Prediction]] = {}  # each run's predictions in ``order``, made once (a record's fields
+    # are read through checks: making them again on each of a thousand draws was most of the time)
+
     def predictions(answers: dict[str, Any], index: Sequence[int]) -> list[Prediction]:
-        return [Prediction(id=answers[order[i]].id, value=answers[order[i]].prediction,
-                           scores=tuple(answers[order[i]].scores) if answers[order[i]].scores is not None else None)
-                for i in index]
+        if id(answers) not in built:
+            built[id(answers)] = [Prediction(id=r.id, value=r.prediction, scores=tuple(r.scores) if r.scores is not
+                                             None else None) for r in (answers[i] for i in order)]
+        every = built[id(answers)]
+        return [every[i] for i in index]
 
     everything = range(len(order))
     scored = [[_totals(compute(examples, predictions(answers, everything), **kwargs)) for answers in side.answers]
