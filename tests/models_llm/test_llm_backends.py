@@ -149,7 +149,7 @@ def test_registering_a_backend_is_one_entry(kernel, monkeypatch) -> None:
 
 
 def test_an_unknown_or_incomplete_backend_is_refused(monkeypatch) -> None:
-    with pytest.raises(ClueError, match=r"no LLM backend 'nope'.*answers, llm, llm-tiny, openai, vllm"):
+    with pytest.raises(ClueError, match=r"no LLM backend 'nope'.*answers, gguf, llm, llm-tiny, openai, vllm"):
         create_backend("nope", None, {}, "m")
     monkeypatch.setattr(backend_module, "declared", lambda: (BackendInfo("half", "", (), HalfBackend),))
     with pytest.raises(TypeError, match="does not provide every method"):
@@ -186,7 +186,7 @@ def test_both_backends_conform_to_the_protocol_without_loading(kernel) -> None:
     assert tiny.backend.model is None and served.backend.client is None  # nothing loaded, nothing connected
     classes = {info.family: info.backend_class().__name__ for info in declared()}
     assert classes == {"llm": "TransformersBackend", "llm-tiny": "TransformersBackend", "openai": "OpenAIBackend",
-                       "vllm": "VLLMBackend", "answers": "RecordedBackend"}
+                       "vllm": "VLLMBackend", "gguf": "LlamaCppBackend", "answers": "RecordedBackend"}
 
 
 def test_the_protocol_has_five_methods() -> None:

@@ -72,6 +72,7 @@ REGISTRY: tuple[str, ...] = (
     "clue_models_llm.backends.transformers",
     "clue_models_llm.backends.openai",
     "clue_models_llm.backends.vllm",
+    "clue_models_llm.backends.llamacpp",
     "clue_models_llm.backends.recorded",
 )
 #: The entry-point group a third party's package registers a backend module in (its pyproject's one line).
