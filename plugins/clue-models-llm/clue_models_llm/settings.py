@@ -64,11 +64,12 @@ COMMON: tuple[Setting, ...] = (
             "($CLUE_HOME/cache or --cache), keyed by the model's identity, the prompt and these settings"),
     Setting("trust_remote_code", bool, False, "allow checkpoints that ship their own model code"),
     _key("revision", str, "", "hub revision (branch, tag or commit) of llm:<hub id>; '' is the default branch"),
-    # not a cache key: each reordered question is a request of its own, so a run with circular=off shares them
+    # not a cache key: each reordered question is a request of its own, so a run with circular=off shares them;
+    # not a report setting: the predictions are circular=off's, so a report keeps the run in the same row
     Setting("circular", int, "off", "multiple choice: also ask each labelled question with its choices reordered "
             "(all: every rotation, OpenCompass's CircularEval; N: N seeded orders, the original first) and score "
             "circular accuracy and each position's pick rate; predictions stay the original order's",
-            also=("off", "all"), minimum=2, maximum=64, report=True),
+            also=("off", "all"), minimum=2, maximum=64),
 )
 
 #: Settings of the offline model ``llm-tiny`` only: its shape.
