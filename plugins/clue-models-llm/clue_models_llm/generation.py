@@ -10,6 +10,13 @@ output) and the answer begins. The answer gets ``max_new_tokens``; it ends at an
 end-of-sequence token or at a stop string found after its first non-blank character.
 Finished rows leave the batch (their cache rows are dropped), so a batch runs only as
 long as its longest answer.
+
+Batches hold prompts of similar lengths (longest first). The tokens every prompt of a
+batch begins with (instructions, few-shot demos) are computed once, in a row of their own,
+and that cache is repeated for the batch's rows (:mod:`clue_models_llm.generation_batches`); the
+tokens all prompts of the call begin with are computed once for the whole call. A row's
+computation is its unpadded one (same positions, every padding column masked), so greedy
+answers equal one prompt at a time.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 import torch
 
 from clue_models_llm.extract import THINK_CLOSE, THINK_OPEN, cut_at_stop
+from clue_models_llm.generation_batches import PrefixCache
 from clue_models_llm.runtime import forward, input_device, left_padded, new_cache
 
 #: Written for the model when its thinking budget is spent.
@@ -75,6 +83,7 @@ class Generator:
         self.seed = seed
         self.device = input_device(model)
         self.close_ids = tokenizer(CLOSE_THINKING, add_special_tokens=False).input_ids
+        self.prefixes: PrefixCache | None = None
 
     def generate(self, prompts: Sequence[Sequence[int]], thinking: Sequence[bool] | None = None,
                  done: Callable[[list[int], list[Generated]], None] | None = None) -> list[Generated]:
@@ -82,13 +91,17 @@ class Generator:
         thinking = list(thinking) if thinking is not None else [False] * len(prompts)
         order = sorted(range(len(prompts)), key=lambda i: (-len(prompts[i]), i))
         results: list[Generated | None] = [None] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
-            generated = self._batch([prompts[i] for i in batch], [thinking[i] for i in batch])
-            for i, result in zip(batch, generated):
-                results[i] = result
-            if done is not None:
-                done(batch, generated)
+        self.prefixes = PrefixCache(self.model, prompts, self.device, new_cache)
+        try:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                generated = self._batch([prompts[i] for i in batch], [thinking[i] for i in batch])
+                for i, result in zip(batch, generated):
+                    results[i] = result
+                if done is not None:
+                    done(batch, generated)
+        finally:
+            self.prefixes = None  # the call's shared cache is not kept past it
         return results  # type: ignore[return-value]
 
     def _generator(self, prompt: Sequence[int]) -> torch.Generator | None:
@@ -104,10 +117,7 @@ class Generator:
     def _batch(self, prompts: Sequence[Sequence[int]], thinking: Sequence[bool]) -> list[Generated]:
         model = self.model
         rows = [_Row([], think, self._generator(prompt), []) for prompt, think in zip(prompts, thinking)]
-        ids, mask, positions = left_padded(prompts, self.pad_id, self.device)
-        cache = new_cache(model)
-        logits = forward(model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]
-        next_position = mask.sum(-1)
+        cache, mask, next_position, logits = self._prefill(prompts)
         active = list(range(len(rows)))
         while active:
             chosen = self._choose(logits, [rows[r] for r in active])
@@ -129,6 +139,27 @@ class Generator:
             active = [active[slot] for slot in keep]
         return [Generated(self._decode([t for t in row.ids if t not in self.eos_ids]), len(row.ids), row.finish,
                           row.think_count) for row in rows]
+
+    def _prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(cache, mask, next position per row, last logits)`` after the batch's prompts.
+
+        With a shared prefix the rows are ``prefix | padding | suffix`` (the padding masked,
+        positions counting real tokens), otherwise ``padding | prompt``.
+        """
+        prefixes = self.prefixes or PrefixCache(self.model, prompts, self.device, new_cache)
+        shared = prefixes.shared_length(prompts)
+        if shared:
+            cache = prefixes.expanded(prompts[0][:shared], len(prompts))
+            ids, suffix_mask, positions = left_padded([p[shared:] for p in prompts], self.pad_id, self.device)
+            ones = torch.ones((len(prompts), shared), dtype=suffix_mask.dtype, device=suffix_mask.device)
+            mask = torch.cat([ones, suffix_mask], dim=1)
+            logits = forward(self.model, ids, mask, positions + shared, cache, logits_to_keep=1).logits[:, -1, :]
+            mask = prefixes.close_gaps(cache, mask, shared)
+            return cache, mask, shared + suffix_mask.sum(-1), logits
+        ids, mask, positions = left_padded(prompts, self.pad_id, self.device)
+        cache = new_cache(self.model)
+        logits = forward(self.model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]
+        return cache, mask, mask.sum(-1), logits
 
     def _choose(self, logits: torch.Tensor, rows: Sequence[_Row]) -> list[int]:
         if self.temperature <= 0:
