@@ -173,3 +173,13 @@ def test_bad_baselines_and_bootstraps_are_one_line(run_cli, kernel, runs, tmp_pa
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], result.output
     assert not any((tmp_path / name / "report.json").exists() for name in ("r1", "r2", "r3"))
+
+
+def test_a_broken_test_public_file_is_the_comparisons_reason_not_the_reports_error(run_cli, kernel, runs, tmp_path):
+    broken = shutil.copytree(runs["yours"], tmp_path / "broken" / "dataclue-cic")
+    with (broken / "predictions" / "test_public.jsonl").open("a", encoding="utf-8") as file:
+        file.write("{not json\n")
+    report, _, _ = report_of(run_cli, kernel, tmp_path / "report", runs["raw"], broken)
+    (entry,) = report["dataclue"]["tasks"][0]["comparisons"]
+    assert "bootstrap" not in entry and entry["reason"].startswith("cannot read its test_public predictions: ")
+    assert "test_public.jsonl:17: invalid JSON" in entry["reason"], entry["reason"]

@@ -28,6 +28,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     found["half"] = edited_split(cic, root / "half", "test_public",
                                  lambda i, r: {**r, "prediction": r["gold"] if i % 2 else r["prediction"]})
     found["short"] = edited_split(cic, root / "short", "test_public", lambda i, r: r, drop=1)
+    found["other-dev"] = edited_split(cic, root / "other-dev", "dev", lambda i, r: r, drop=1)
     found["afqmc-perfect"] = edited_split(found["afqmc"], root / "afqmc-perfect", "dev",
                                           lambda i, r: {**r, "prediction": r["gold"]})
     return found
@@ -128,3 +129,14 @@ def test_groups_in_only_one_run_resample_examples_and_the_output_says_clustered(
     other = grouped(runs["afqmc"], tmp_path / "other", "dev", lambda i: f"q{i // 2}")
     refused = run_cli("bootstrap", a, other)
     assert refused.exit_code == 2 and "in different groups (passages)" in refused.output, refused.output
+
+
+def test_runs_that_differ_on_dev_but_share_test_public_are_told_the_split(run_cli, runs):
+    """DataCLUE's user changes dev: a plain bootstrap of such runs says which split they share."""
+    result = run_cli("bootstrap", runs["dataclue-cic"], runs["other-dev"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().endswith("compare runs on the same examples (both scored test_public: "
+                                          "--split test_public)"), result.output
+    assert run_cli("bootstrap", runs["dataclue-cic"], runs["other-dev"], "--split", "test_public").exit_code == 0
+    plain = run_cli("bootstrap", runs["afqmc"], runs["afqmc-perfect"], "--samples", "100")
+    assert plain.exit_code == 0, plain.output

@@ -159,7 +159,10 @@ def _compare(kernel: Registry | None, task: Any, side: Sequence[_Run], raw: Sequ
 
     if task is None or kernel is None:
         return {"reason": "the task is not installed: no bootstrap"}
-    lacking = [str(r.path) for r in (*side, *raw) if r.answers is None]
+    try:  # a broken predictions file is this comparison's reason, not the whole report's error
+        lacking = [str(r.path) for r in (*side, *raw) if r.answers is None]
+    except ClueError as exc:
+        return {"reason": f"cannot read its {SPLIT} predictions: {exc}"}
     if lacking:
         return {"reason": f"no {SPLIT} predictions in {', '.join(lacking)}"}
     first = raw[0].answers

@@ -86,15 +86,23 @@ class Side:
             if record.metrics.task != first.metrics.task:
                 raise ClueError(f"{path} is a run of {record.metrics.task} and {first_path} one of "
                                 f"{first.metrics.task}; a bootstrap compares runs of one task")
+            hint = _other_split(split, record, first)
             if set(answers) != set(first_answers):
                 only = sorted(set(answers) ^ set(first_answers))[0]
                 raise ClueError(f"{path} and {first_path} scored different {split} examples ({len(answers)} and "
                                 f"{len(first_answers)}; id {only!r} is in one only); compare runs on the same "
-                                "examples")
+                                f"examples{hint}")
             wrong = next((i for i in first_answers if answers[i].gold != first_answers[i].gold), None)
             if wrong is not None:
                 raise ClueError(f"{path} and {first_path} have different gold answers for {split} id {wrong!r}; "
-                                "they were not run on the same data")
+                                f"they were not run on the same data{hint}")
+
+
+def _other_split(split: str, *records: Any) -> str:
+    """``" (both scored test_public: --split test_public)"`` where runs differ on dev but share a scored split
+    (DataCLUE's users change dev; test_public is the split they share), else ``""``."""
+    shared = [s for s in scored_splits(records[0]) if s != split and all(s in scored_splits(r) for r in records)]
+    return f" (both scored {', '.join(shared)}: --split {shared[0]})" if split == "dev" and shared else ""
 
 
 def scored_splits(record: Any) -> list[str]:
