@@ -60,6 +60,7 @@ def test_records_groups_are_used_and_outlive_the_data(kernel: Kernel, tmp_path: 
     c3 = _run_of(report, "c3")
     assert c3["scored_from"] == "records" and c3["clustered"]["from"] == "records"
     assert (c3["intervals"]["accuracy"]["unit"], c3["intervals"]["accuracy"]["units"]) == ("passage", 2)
+    assert any("scored from the records alone (no texts)" in w for w in report["warnings"])
 
 
 def test_a_report_without_clustered_tasks_says_nothing_of_it(kernel: Kernel, tmp_path: Path) -> None:

@@ -118,7 +118,8 @@ def _aligned(task: TaskSpec, run: Run, data: DevData, notes: list[str]) -> tuple
     if rebuilt is None:
         notes.append(f"{found}; {task.kind} examples cannot be rebuilt from the records")
         return None
-    notes.append(f"{found}: scored from the records alone (no texts, no passage groups)")
+    grouped = any(record.get("group") is not None for record in records)  # the records name their passages
+    notes.append(f"{found}: scored from the records alone (no texts{'' if grouped else ', no passage groups'})")
     return rebuilt, False
 
 
