@@ -160,6 +160,8 @@ def test_bad_baselines_and_bootstraps_are_one_line(run_cli, kernel, runs, tmp_pa
             (("report", runs["raw"], runs["yours"], "--baseline", runs["raw"]), "--baseline goes with -o DIR"),
             (("report", runs["raw"], runs["yours"], "-o", tmp_path / "r1", "--baseline", tmp_path / "nothing"),
              "no such run directory"),
+            (("report", runs["raw"], runs["yours"], "-o", tmp_path / "r4", "--baseline", tmp_path / "raw"),
+             f"--baseline: {tmp_path / 'raw'}: not a run directory"),
             (("report", runs["raw"], runs["yours"], "-o", tmp_path / "r2", "--baseline", runs["short"]),
              "not one of the report's runs"),
             (("report", runs["raw"], tnews, "-o", tmp_path / "r3", "--baseline", tnews),
@@ -172,7 +174,7 @@ def test_bad_baselines_and_bootstraps_are_one_line(run_cli, kernel, runs, tmp_pa
         assert result.exit_code == 2, result.output
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], result.output
-    assert not any((tmp_path / name / "report.json").exists() for name in ("r1", "r2", "r3"))
+    assert not any((tmp_path / name / "report.json").exists() for name in ("r1", "r2", "r3", "r4"))
 
 
 def test_a_broken_test_public_file_is_the_comparisons_reason_not_the_reports_error(run_cli, kernel, runs, tmp_path):
@@ -183,3 +185,18 @@ def test_a_broken_test_public_file_is_the_comparisons_reason_not_the_reports_err
     (entry,) = report["dataclue"]["tasks"][0]["comparisons"]
     assert "bootstrap" not in entry and entry["reason"].startswith("cannot read its test_public predictions: ")
     assert "test_public.jsonl:17: invalid JSON" in entry["reason"], entry["reason"]
+
+
+def test_records_without_gold_are_the_comparisons_reason(run_cli, kernel, runs, tmp_path):
+    """Both runs' test_public records stripped of their gold: no score to bootstrap, said in the section."""
+    copies = []
+    for name in ("raw", "yours"):
+        copy = shutil.copytree(runs[name], tmp_path / f"{name}-nogold" / "dataclue-cic")
+        path = copy / "predictions" / "test_public.jsonl"
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "gold"}) + "\n" for r in lines),
+                        encoding="utf-8")
+        copies.append(copy)
+    report, _, _ = report_of(run_cli, kernel, tmp_path / "report", *copies)
+    (entry,) = report["dataclue"]["tasks"][0]["comparisons"]
+    assert "bootstrap" not in entry and "macro_f1 is undefined on these predictions (no gold?)" in entry["reason"]

@@ -89,7 +89,10 @@ def check_baseline(baseline: Path) -> None:
     """Before any work: ``--baseline`` names a complete run of a DataCLUE task (one line otherwise)."""
     if not baseline.is_dir():
         raise ClueError(f"--baseline {baseline}: no such run directory")
-    task = read_run(baseline).metrics.task
+    try:
+        task = read_run(baseline).metrics.task
+    except ClueError as exc:
+        raise ClueError(f"--baseline: {exc}") from None
     if not task.startswith(PREFIX):
         raise ClueError(f"--baseline {baseline}: a run of {task}, not of a DataCLUE task (dataclue-*)")
 
@@ -175,8 +178,11 @@ def _compare(kernel: Registry | None, task: Any, side: Sequence[_Run], raw: Sequ
             return {"reason": f"{run.path} and {raw[0].path} have different {SPLIT} gold for id {wrong!r}: "
                               "not comparable"}
     metric = raw[0].record.metrics.primary_metric
-    result = paired(kernel, task, metric, [r.answers for r in side], [r.answers for r in raw], samples=resamples,
-                    seed=seed)
+    try:
+        result = paired(kernel, task, metric, [r.answers for r in side], [r.answers for r in raw],
+                        samples=resamples, seed=seed)
+    except ClueError as exc:  # e.g. no gold in the records: this comparison's reason
+        return {"reason": str(exc)}
     return {"bootstrap": result, "reason": None}
 
 
