@@ -165,3 +165,20 @@ def test_skipped_says_why_circular_does_not_apply(kernel) -> None:
     assert "{choices}" in circular.skipped(hidden)
     assert "preset" in circular.skipped(c3, preset=True)
     assert circular.enabled("all") and circular.enabled(3) and not circular.enabled("off")
+
+
+def test_the_kernel_takes_a_learners_extra_metrics_only_when_they_fit_the_task(kernel) -> None:
+    from types import SimpleNamespace
+
+    from clue_core.errors import PluginError
+    from clue_core.runner import _extra_metrics
+
+    c3, afqmc = kernel.tasks["c3"], kernel.tasks["afqmc"]
+    assert _extra_metrics(object(), kernel, c3) == ()  # a learner that adds none (every one before this)
+    assert _extra_metrics(SimpleNamespace(extra_metrics=("circular",)), kernel, c3) == ("circular",)
+    with pytest.raises(PluginError, match="tuple of metric names"):
+        _extra_metrics(SimpleNamespace(extra_metrics=["circular"]), kernel, c3)
+    with pytest.raises(PluginError, match="does not apply to classification"):
+        _extra_metrics(SimpleNamespace(extra_metrics=("circular",)), kernel, afqmc)
+    with pytest.raises(ClueError, match="nosuch"):
+        _extra_metrics(SimpleNamespace(extra_metrics=("nosuch",)), kernel, c3)

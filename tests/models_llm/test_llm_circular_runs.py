@@ -58,7 +58,8 @@ def test_c3_circular_all_scores_reuses_the_cache_and_reports(run_cli, tmp_path) 
     submitted = run / "submission" / "c311_predict.json"
     assert submitted.read_bytes() == (off / "submission" / "c311_predict.json").read_bytes()
     # the same predictions: recorded as a setting, not one that sets the run apart in a report's rows
-    assert "circular" not in metrics["report_settings"] and _json(run / "manifest.json")["settings"]["circular"] == "all"
+    assert "circular" not in metrics["report_settings"]
+    assert _json(run / "manifest.json")["settings"]["circular"] == "all"
 
     again = run_cli("run", "c3", "--model", "llm-tiny", "--sample", "--set", "circular=all", "-o", tmp_path / "again")
     assert again.exit_code == 0, again.output
