@@ -122,7 +122,7 @@ def test_the_baseline_option_names_the_raw_run(run_cli, kernel, runs, tmp_path):
     report, _, _ = report_of(run_cli, kernel, tmp_path / "flipped", runs["raw"], runs["yours"],
                              options=("--baseline", str(runs["yours"])))
     (block,) = report["dataclue"]["tasks"]
-    assert block["how"] == "--baseline" and block["baseline"]["paths"] == [str(runs["yours"])]
+    assert block["how"] == "named by --baseline" and block["baseline"]["paths"] == [str(runs["yours"])]
     (raw,) = block["comparisons"]
     assert raw["bootstrap"] == {**raw["bootstrap"], **{k: v for k, v in bootstrap_json(
         run_cli, kernel, runs["raw"], runs["yours"]).items() if k in ("difference", "low", "high", "p_value")}}
@@ -200,3 +200,48 @@ def test_records_without_gold_are_the_comparisons_reason(run_cli, kernel, runs, 
     report, _, _ = report_of(run_cli, kernel, tmp_path / "report", *copies)
     (entry,) = report["dataclue"]["tasks"][0]["comparisons"]
     assert "bootstrap" not in entry and "macro_f1 is undefined on these predictions (no gold?)" in entry["reason"]
+
+
+def test_grouped_records_are_clustered_alike_in_the_section_and_bootstrap(run_cli, kernel, runs, tmp_path):
+    copies = []
+    for name in ("raw", "yours"):
+        copy = shutil.copytree(runs[name], tmp_path / f"{name}-grouped" / "dataclue-cic")
+        path = copy / "predictions" / "test_public.jsonl"
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("".join(json.dumps({**r, "group": f"p{i // 3}"}) + "\n" for i, r in enumerate(lines)),
+                        encoding="utf-8")
+        copies.append(copy)
+    report, _, _ = report_of(run_cli, kernel, tmp_path / "report", *copies)
+    boot = report["dataclue"]["tasks"][0]["comparisons"][0]["bootstrap"]
+    expected = bootstrap_json(run_cli, kernel, copies[1], copies[0])
+    assert boot["unit"] == expected["unit"] == "group" and boot["groups"] == expected["groups"] == 6
+    assert [boot[k] for k in ("difference", "low", "high", "p_value")] == [
+        expected[k] for k in ("difference", "low", "high", "p_value")]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_per_example_values_draw_alike_in_paired_and_bootstrap(tmp_path, grouped):
+    """The vector path (accuracy, per-example values) that DataCLUE's macro F1 never takes: equal too."""
+    from clue_core.plugin import api, read_run
+    from clue_report.paired import paired
+    from clue_sweep.bootstrap import compare
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLUE_HOME", str(tmp_path / "home"))
+        api.run(["afqmc"], model="baseline", sample=True, output_dir=tmp_path / "runs", echo=None)
+    base = tmp_path / "runs" / "afqmc"
+    other = shutil.copytree(base, tmp_path / "other")
+    for run, change in ((base, lambda i, r: r), (other, lambda i, r: {**r, "prediction": r["gold"] if i % 3 else
+                                                                    r["prediction"]})):
+        path = run / "predictions" / "dev.jsonl"
+        lines = [change(i, json.loads(line)) for i, line in enumerate(path.read_text().splitlines())]
+        lines = [{**r, "group": f"p{i // 4}"} if grouped else r for i, r in enumerate(lines)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    kernel = Kernel()
+    expected = compare(kernel, [other], [base], samples=2000, seed=7)
+    answers = [{str(r.id): r for r in read_run(run).predictions("dev")} for run in (other, base)]
+    got = paired(kernel, kernel.task("afqmc"), "accuracy", [answers[0]], [answers[1]], samples=2000, seed=7)
+    assert expected["method"] == got["method"] == "per-example values" and got["unit"] == expected["unit"]
+    assert [got[k] for k in ("difference", "low", "high", "p_value")] == [
+        expected[k] for k in ("difference", "low", "high", "p_value")]
+    assert got["low"] < got["high"]

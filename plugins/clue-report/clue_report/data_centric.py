@@ -131,7 +131,7 @@ def _block(kernel: Registry | None, task: str, model: str, members: list[_Run], 
     for run in members:
         by_data.setdefault(run.data, []).append(run)
     if chosen is not None and any(m.id == chosen for m in members):
-        raw_data, how = [m.data for m in members if m.id == chosen], "--baseline"
+        raw_data, how = [m.data for m in members if m.id == chosen], "named by --baseline"
     else:
         found = {m.data: why for m in members if (why := _raw_by(m.record, task))}
         raw_data, how = list(found), next(iter(found.values()), "")

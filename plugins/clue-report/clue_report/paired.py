@@ -71,10 +71,15 @@ def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | N
 
 
 def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str]) -> list[str] | None:
-    """Each example's group when every record of every run carries the same one, else ``None``."""
+    """Each example's group when every record of every run carries one, else ``None``; runs that group an
+    example apart are one line (as for ``clue-core bootstrap``)."""
     found = [[getattr(run[i], "group", None) for i in order] for run in answers]
-    if any(group is None for run in found for group in run) or any(run != found[0] for run in found[1:]):
+    if any(group is None for run in found for group in run):
         return None
+    wrong = next((order[k] for run in found[1:] for k, g in enumerate(run) if g != found[0][k]), None)
+    if wrong is not None:
+        raise ClueError(f"the runs put example {wrong!r} in different groups (passages); they were not run on "
+                        "the same data")
     return [str(group) for group in found[0]]
 
 
