@@ -103,9 +103,17 @@ def test_generation_and_seeded_orders(run_cli, tmp_path) -> None:
     assert _json(tmp_path / "gen2" / "c3" / "metrics.json")["model_info"]["cache"]["misses"] == 0
 
 
-def test_classification_is_not_reordered_and_says_why(run_cli, tmp_path) -> None:
-    result = run_cli("run", "afqmc", "--model", "llm-tiny", "--sample", "--set", "circular=all", "-o", tmp_path)
+def test_chid_is_reordered_per_blank_and_classification_is_not(run_cli, tmp_path) -> None:
+    result = run_cli("run", "chid", "afqmc", "--model", "llm-tiny", "--sample", "--set", "circular=all",
+                     "-o", tmp_path)
     assert result.exit_code == 0, result.output
+    chid = _json(tmp_path / "chid" / "metrics.json")
+    blanks = _records(tmp_path / "chid")
+    assert chid["dev"]["circular_questions"] == len(blanks) and chid["dev"]["circular_accuracy"] <= chid["primary"]
+    assert math.isclose(sum(_rates(chid["dev"]).values()), 100.0)
+    for record in blanks:  # each blank's own rotations; its prediction the passage's joint assignment
+        orders = record["raw"]["circular"]["orders"]
+        assert len(orders) == len(orders[0]) and orders[1] == orders[0][1:] + orders[0][:1]
     metrics = _json(tmp_path / "afqmc" / "metrics.json")
     assert not any(k.startswith(("circular", "pick_rate")) for k in metrics["dev"])
     assert metrics["model_info"]["circular"]["applied"] is False

@@ -156,8 +156,8 @@ def skipped(task: TaskSpec, preset: bool = False) -> str | None:
     """Why circular evaluation does not apply to this task (``None``: it does); ``preset``: the task is asked
     under another framework's protocol (``protocol=opencompass:…``), which renders and reads it its own way."""
     if task.kind != MULTIPLE_CHOICE:
-        return "not applied: only multiple-choice questions show their choices at positions (a classification's " \
-               "labels are scored or named as words, never listed as options)"
+        return (f"not applied: only multiple-choice questions list their choices at positions; this task's are "
+                f"{task.kind} (a classification's labels are scored or named as words, never listed as options)")
     template = task.prompt.template if task.prompt is not None else ""
     if "choices" not in {name for _, name, _, _ in string.Formatter().parse(template) if name}:
         return "not applied: the task's prompt does not list the choices ({choices}), so their order is not shown"
