@@ -224,6 +224,8 @@ def check(ctx: click.Context, tasks: tuple[str, ...], data_dir: Path | None) -> 
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --output-dir.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier run in the same directory.")
 @click.option("--limit", type=int, help="Run a seeded subset of at most N examples per split (a partial run).")
+@click.option("--first", type=int, help="Run the first N examples per split in file order (a partial run, as "
+              "OpenCompass's test_range takes them).")
 @click.option("--splits", metavar="SPLIT[,SPLIT]", help="Predict only these: dev (always), a scored split "
               "(test_public), test (every test version). --splits dev writes no submission files.")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path),
@@ -233,8 +235,8 @@ def check(ctx: click.Context, tasks: tuple[str, ...], data_dir: Path | None) -> 
 @click.pass_context
 def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir: Path | None, sample: bool | None,
         output_dir: Path | None, seed: int | None, config_file: Path | None, overrides: tuple[str, ...],
-        no_train: bool, resume: bool, overwrite: bool, limit: int | None, splits: str | None, cache_dir: Path | None,
-        dry_run: bool, as_json: bool) -> None:
+        no_train: bool, resume: bool, overwrite: bool, limit: int | None, first: int | None, splits: str | None,
+        cache_dir: Path | None, dry_run: bool, as_json: bool) -> None:
     """Fine-tune MODEL on each TASK, score dev, and write the leaderboard files."""
     from clue_core import runner
     from clue_core.config import run_request
@@ -243,6 +245,10 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
     request = run_request(tasks=tasks, model=model, config_file=config_file, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
                           overwrite=overwrite, limit=limit, cache_dir=cache_dir, command=sys.argv[:], splits=splits)
+    if first is not None:
+        if limit is not None:
+            raise ClueError("choose --limit (a seeded subset) or --first (the first N), not both")
+        request.limit, request.first = first, True
     kernel = get_kernel(ctx)
     if dry_run:
         plan = runner.dry_run_plan(kernel, request)

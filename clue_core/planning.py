@@ -194,7 +194,7 @@ def plan_run(kernel: Kernel, request: RunRequest) -> tuple[ModelSpec, str | None
         raise ClueError("choose --resume or --overwrite, not both: --resume continues an interrupted run, "
                         "--overwrite discards it and starts over")
     if request.limit is not None and request.limit < 1:
-        raise ClueError(f"--limit must be at least 1, got {request.limit}")
+        raise ClueError(f"{'--first' if request.first else '--limit'} must be at least 1, got {request.limit}")
     check_seed(request.seed)  # here, not at run time: --dry-run and a sweep's planning refuse it too
     tasks = [kernel.task(name) for name in dict.fromkeys(request.tasks)]
     model, argument = kernel.model(request.model)
@@ -318,8 +318,10 @@ def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: Manifest, co
     shown = plan.settings.shown()
     data = manifest.source
     want = {"model": request.model, "task": plan.task.name, "seed": request.seed, "limit": request.limit,
+            "--first": request.first,
             **{f"setting {k}": _as_json(shown[k]) for k in sorted(names)}}
     had = {"model": manifest.model, "task": manifest.task, "seed": manifest.seed, "limit": manifest.limit,
+           "--first": manifest.first,
            **{f"setting {k}": _as_json(recorded.get(k)) for k in sorted(names)}}
     had["--splits"] = ",".join(recorded_splits(manifest, plan.task))
     want["--splits"] = had["--splits"] if request.splits is None else ",".join(plan.predict)

@@ -57,6 +57,7 @@ class RunRequest:
     overwrite: bool = False
     command: list[str] = field(default_factory=list)
     limit: int | None = None
+    first: bool = False  # --first N: the limit's examples are the first N in file order, not a seeded draw
     cache_dir: Path | None = None
     splits: tuple[str, ...] | None = None  # --splits: what to predict (None: everything, or what a resumed run did)
 

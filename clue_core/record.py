@@ -66,6 +66,8 @@ class Manifest(Record):
     #: a ``--limit`` run (``{"limit": n}`` in the file), and that limit (None for a full run)
     partial: bool = field(obj(limit=field(rc.INT)), read=bool, empty=bool)
     limit: int | None = field(rc.INT, key="partial.limit")
+    #: ``--first``: the limit took the first examples in file order (``partial.first``), not a seeded draw
+    first: bool = field(rc.BOOL, key="partial.first")
     #: the ``data`` field: where the data came from (``source``, ``data_dir``, ``files``' checksums)
     source: dict[str, Any] = field(obj(source=field(rc.NAME), data_dir=field(rc.TEXT), user_data_dir=field(rc.TEXT),
                                        files=field(rc.OBJECT)), key="data")

@@ -131,7 +131,8 @@ class RunWriter:
             "seed": request.seed, "world_size": self.world,
             "settings": settings.shown(), "setting_sources": settings.sources, "schedule": settings.flagged("schedule"),
             "no_train": request.no_train,
-            "partial": {"limit": request.limit} if request.limit is not None else None,
+            "partial": ({"limit": request.limit, **({"first": True} if request.first else {})}
+                        if request.limit is not None else None),
             "data": {"source": "sample" if request.sample else "dir", "data_dir": str(plan.data_dir),
                      "user_data_dir": str(request.data_dir) if request.data_dir else None, "files": plan.checksums},
             **({"repeat": dict(plan.repeat)} if plan.repeat else {}),  # the variant of an expanded plan it is

@@ -74,15 +74,21 @@ def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel:
     files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
     plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
     if request.limit is not None:
-        plan.splits = {name: limited(part, request.limit, request.seed) for name, part in plan.splits.items()}
-        plan.tests = {name: limited(part, request.limit, request.seed) for name, part in plan.tests.items()}
-        plan.notes.append(f"partial run: at most {request.limit} examples (or example groups) per split, "
-                          f"drawn with seed {request.seed}; not comparable with full runs and not submittable")
+        plan.splits = {name: limited(part, request.limit, request.seed, request.first)
+                       for name, part in plan.splits.items()}
+        plan.tests = {name: limited(part, request.limit, request.seed, request.first)
+                      for name, part in plan.tests.items()}
+        if request.first:
+            plan.notes.append(f"partial run: the first {request.limit} examples (or example groups) per split in file "
+                              f"order (--first); not comparable with full runs and not submittable")
+        else:
+            plan.notes.append(f"partial run: at most {request.limit} examples (or example groups) per split, "
+                              f"drawn with seed {request.seed}; not comparable with full runs and not submittable")
 
 
-def limited(part: SplitData, limit: int, seed: int) -> SplitData:
-    """A seeded subset of at most ``limit`` examples in file order; grouped examples (the
-    blanks of one passage) are kept or dropped together, counting one group as one."""
+def limited(part: SplitData, limit: int, seed: int, first: bool = False) -> SplitData:
+    """A seeded subset of at most ``limit`` examples in file order (``first``: the first ``limit``); grouped
+    examples (the blanks of one passage) are kept or dropped together, counting one group as one."""
     groups: dict[Any, list[int]] = {}
     for index, example in enumerate(part.examples):
         key = getattr(example, "group", None)
@@ -90,7 +96,8 @@ def limited(part: SplitData, limit: int, seed: int) -> SplitData:
     if len(groups) <= limit:
         return part
     keys = list(groups)
-    chosen = sorted(i for key in random.Random(seed).sample(keys, limit) for i in groups[key])
+    drawn = keys[:limit] if first else random.Random(seed).sample(keys, limit)
+    chosen = sorted(i for key in drawn for i in groups[key])
     where = tuple(part.where[i] for i in chosen) if len(part.where) == len(part.examples) else ()
     return SplitData(tuple(part.examples[i] for i in chosen), part.notes, part.files, where)
 
