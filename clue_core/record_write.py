@@ -39,10 +39,9 @@ if TYPE_CHECKING:
     from clue_core.specs import ModelSpec
 
 
-#: Whether a clustered task's prediction records name their passage (``group``). Off until tests/golden's
-#: recording is renewed: it pins every record whole, and 34 records of the four clustered tasks' samples
-#: would gain the field; metrics.json's ``uncertainty`` and the report group the examples either way.
-RECORD_GROUPS = False
+#: Whether a clustered task's prediction records name their passage (``group``): the report and
+#: ``clue-core bootstrap`` resample by it (tests set it off to see a record without one).
+RECORD_GROUPS = True
 
 
 def _now() -> str:

@@ -142,9 +142,8 @@ def test_without_the_data_runs_are_scored_from_their_records(kernel, runs: Path,
     report = _build(kernel, [runs], tmp_path)
     chid = next(r for r in report["runs"] if r["task"] == "chid")
     assert chid["scored_from"] == "records" and chid["recomputed"] == chid["dev"]
-    assert chid["intervals"]["accuracy"]["unit"] == "example"  # passages unknown: said so below
-    assert any("chid" in w and "scored from the records alone (no texts, no passage groups)" in w
-               for w in report["warnings"])
+    assert chid["intervals"]["accuracy"]["unit"] == "passage"  # the records name their passages
+    assert any("chid" in w and "scored from the records alone (no texts)" in w for w in report["warnings"])
 
 
 def test_records_that_disagree_with_the_data_are_not_matched_to_it(kernel, runs: Path, tmp_path: Path) -> None:
