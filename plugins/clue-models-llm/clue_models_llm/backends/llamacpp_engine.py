@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,11 +194,31 @@ class Engine:
 
 
 def _quiet() -> None:
-    """llama.cpp logs every tensor it loads: only errors reach stderr."""
-    logger = getattr(llama_cpp, "_logger", None)
-    if logger is None:
-        from llama_cpp import _logger as logger
-    logger.set_verbose(False)
+    """llama.cpp logs every tensor it loads and warns about what it fixes itself: only errors reach stderr.
+
+    llama-cpp-python 0.3.36's own filter reads ggml's log levels by an older numbering (its
+    ``ERROR`` is today's ``WARN``), so its ``verbose=False`` still prints warnings; this callback
+    replaces it, process-wide, and is kept alive here.
+    """
+    global _CALLBACK
+    if _CALLBACK is not None:
+        return
+    last = [0]
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if level != _CONTINUED:
+            last[0] = level
+        if last[0] == _ERROR:
+            sys.stderr.write(text.decode("utf-8", errors="replace"))
+
+    _CALLBACK = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+#: ggml's ``GGML_LOG_LEVEL_ERROR`` and ``GGML_LOG_LEVEL_CONT`` (ggml.h: none, debug, info, warn, error, cont).
+_ERROR, _CONTINUED = 4, 5
+_CALLBACK: Any = None
 
 
 class TemplateTokenizer:
