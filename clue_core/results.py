@@ -35,7 +35,7 @@ def results_table(results: Sequence[TaskResult], kernel: Registry | None = None)
     rows = [["task", "primary", "dev metrics", "dev n", "submission files", "run dir"]]
     for r in results:
         primary = r.metrics.get(r.primary_metric)
-        whole = _count_totals(kernel, r.task)
+        whole = _count_totals(kernel, r.task, r.metrics)
         rows.append([
             f"{r.task} (partial)" if r.partial else r.task,
             f"{r.primary_metric} {primary:.2f}" if primary is not None else "-",
@@ -59,7 +59,16 @@ def _no_files(result: TaskResult, kernel: Registry | None) -> str:
     return "-"
 
 
-def _count_totals(kernel: Registry | None, task_name: str) -> set[str]:
+def _count_totals(kernel: Registry | None, task_name: str, totals: dict[str, float | None]) -> set[str]:
+    """The totals that are counts: the task's metrics' and those of a metric the run scored beside them (a
+    learner's ``extra_metrics``, such as circular evaluation's) for the task's kind, where no metric of the
+    task's own produces a total of that name."""
     if kernel is None or task_name not in kernel.tasks:
         return set()
-    return {name for metric in kernel.tasks[task_name].metrics for name in kernel.metric(metric).counts}
+    task = kernel.tasks[task_name]
+    mine = [kernel.metric(metric) for metric in task.metrics]
+    own = {name for spec in mine for name in spec.counts}
+    produced = {name for spec in mine for name in spec.produces}
+    extra = {name for spec in kernel.metrics.values() if not spec.kinds or task.kind in spec.kinds
+             for name in spec.counts if name in totals and name not in produced}
+    return own | extra

@@ -42,3 +42,11 @@ def test_counts_must_be_among_the_totals(isolated_kernel: Kernel):
 
     info = isolated_kernel.register(Stray(), "stray")
     assert info.status != "ok" and "counts questions are not among the totals it produces" in str(info.error)
+
+
+def test_counts_of_a_metric_scored_beside_the_tasks_print_whole(run_cli, tmp_path):
+    """Circular evaluation's metric is a learner's extra: its ``circular_questions`` is a count too."""
+    result = run_cli("run", "c3", "--model", "llm-tiny", "--sample", "--set", "circular=all", "-o", tmp_path)
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("c3"))
+    assert "circular_questions 3," in row and "circular_questions 3.00" not in row, row
