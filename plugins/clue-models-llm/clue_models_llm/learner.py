@@ -56,7 +56,9 @@ from clue_models_llm.prompts import (
     sha256,
     vocabulary_texts,
 )
-from clue_models_llm.settings import COMMON, Settings
+from clue_models_llm.protocols import Protocol
+from clue_models_llm.protocols import load as load_protocol
+from clue_models_llm.settings import COMMON, PROMPT_SCORES, Settings
 
 #: Settings that only generation reads.
 GENERATION_ONLY = frozenset({"max_new_tokens", "thinking_tokens", "stop", "temperature"})
@@ -75,6 +77,11 @@ class LLMLearner:
         self.backend = backend
         self.name = name
         self.declared = tuple(declared)
+        # another framework's preset (protocol=opencompass:<config>) fixes the mode, score rule and decoding
+        self.protocol: Protocol | None = load_protocol(task, str(values.get("protocol") or ""))
+        if self.protocol is not None:
+            self.protocol.check(values)
+            values = {**values, **self.protocol.overrides(values)}
         self._use(values)
         self.prompt = require_prompt(task)
         self.convert = traditional_converter() if self.settings.traditional and task.kind == SPAN else None
@@ -120,7 +127,8 @@ class LLMLearner:
         """Everything ``predict`` needs (nothing is trained); ``train`` gives the demos, ``dev`` llm-tiny's words."""
         self.context = context
         self.demos = draw_demos(train, self.settings.shots, context.seed, self.task.name)
-        self.backend.load(context, lambda: vocabulary_texts(self.task, [*train, *dev]))
+        self.backend.load(context, lambda: vocabulary_texts(self.task, [*train, *dev])
+                          + (self.protocol.texts() if self.protocol else []))
         self.description = self.backend.describe()
         self.identity = dict(self.description.identity)
         ensure_group(context.world_size)
@@ -133,6 +141,8 @@ class LLMLearner:
                                    thinking_setting=settings.thinking, name=self.name)
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
+        if self.protocol is not None:  # asked as the preset renders it (same interface: render, skeleton)
+            self.renderer = self.protocol  # type: ignore[assignment]
         self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
                            label=f"[{self.task.name}] {self.name}", shown=context.is_main,
                            split=lambda: getattr(context, "split", ""))
@@ -212,6 +222,9 @@ class LLMLearner:
         if kind == OPEN_QUESTION:
             return answers.open_questions(examples, renderer, self._generations, stops)
         questions = [renderer.render(example) for example in examples]
+        if self.protocol is not None and self.protocol.generates:  # the preset's post-processing
+            generations = self._generations(answers.asked(examples, questions))
+            return self.protocol.answered(examples, questions, generations)
         if kind == SPAN:
             return answers.spans(examples, questions, self._generations(answers.asked(examples, questions)), stops,
                                  self.convert)
@@ -238,7 +251,8 @@ class LLMLearner:
     def _likelihood(self, examples: Sequence[Example], questions: Sequence[Question]) -> list[Prediction]:
         assert self.asker is not None
         method = self.settings.score
-        entries = self.asker.likelihoods([ScoreRequest(q.prompt, q.choices) for q in questions], ppl=method == "ppl")
+        entries = self.asker.likelihoods([ScoreRequest(q.prompt, q.choices) for q in questions],
+                                         ppl=method in PROMPT_SCORES)
         return answers.scored(examples, questions, entries, method)
 
     def _generations(self, prompts: list[str]) -> list[dict[str, Any]]:
@@ -282,6 +296,7 @@ class LLMLearner:
                 "prompts_sha256": self.prompts_digest.hexdigest(),
                 **self.prompting.info,
             },
+            "protocol": self.protocol.info() if self.protocol else {"name": "clue-core"},
             "shots": {"k": self.settings.shots, "seed": self.context.seed if self.context else None,
                       "ids": [example.id for example in self.demos]},
             "unextracted": self.counts["unextracted"],

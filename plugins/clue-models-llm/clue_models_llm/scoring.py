@@ -32,6 +32,7 @@ import torch
 
 from clue_models_llm.chunked_head import HEAD_BUDGET, Head
 from clue_models_llm.runtime import input_device, left_padded, new_cache, right_padded
+from clue_models_llm.settings import PROMPT_SCORES
 
 #: Most logits (rows x columns x vocabulary) one pass may return: batches shrink to fit.
 LOGIT_BUDGET = 1 << 27
@@ -71,15 +72,18 @@ class ChoiceScores:
                    data.get("prefix_tokens"))
 
     def scores(self, method: str) -> tuple[float, ...]:
-        """Per-choice scores, higher is better: ``sum``, ``mean`` (per token) or ``ppl``."""
+        """Per-choice scores, higher is better: ``sum``, ``mean`` (per token), ``ppl`` or ``mean_all``."""
         if method == "sum":
             return self.logprobs
         if method == "mean":
             return tuple(lp / max(n, 1) for lp, n in zip(self.logprobs, self.tokens))
-        if method == "ppl":
+        if method in PROMPT_SCORES:
             if self.prefix_logprob is None or self.prefix_tokens is None:
-                raise ValueError("ppl needs the prompt's log-probability")
-            return tuple((self.prefix_logprob + lp) / max(self.prefix_tokens + n, 1)
+                raise ValueError(f"{method} needs the prompt's log-probability")
+            # mean_all: OpenCompass's PPL loss, the whole sequence's summed log-probability over its token
+            # count with the first (BOS) token, which is never predicted; ppl: over the predicted tokens
+            extra = 1 if method == "mean_all" else 0
+            return tuple((self.prefix_logprob + lp) / max(self.prefix_tokens + n + extra, 1)
                          for lp, n in zip(self.logprobs, self.tokens))
         raise ValueError(f"unknown score method {method!r}")
 

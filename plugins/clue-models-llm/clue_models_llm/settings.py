@@ -19,7 +19,9 @@ from typing import Any
 from clue_core.plugin import Setting
 
 MODES = ("loglikelihood", "generate")
-SCORES = ("sum", "mean", "ppl")
+SCORES = ("sum", "mean", "ppl", "mean_all")
+#: Score rules that need the prompt's own log-probability (the prefix pass keeps all its logits).
+PROMPT_SCORES = ("ppl", "mean_all")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 #: The most ``max_new_tokens`` (and ``thinking_tokens``) a run may ask for: a bound declared, so an absurd
 #: value is refused at planning; llm-tiny never writes an end-of-sequence token, so
@@ -37,8 +39,13 @@ COMMON: tuple[Setting, ...] = (
          "prompt and pick the best; generate: let the model answer and extract the answer from its text",
          choices=MODES, report=True),
     Setting("score", str, "sum", "loglikelihood: how choices compare: sum (summed log-probability of the "
-            "choice), mean (per token), ppl (OpenCompass-style: mean log-probability of the whole prompt + "
-            "choice)", choices=SCORES, report=True),
+            "choice), mean (per token), ppl (mean log-probability of the whole prompt + choice over its predicted "
+            "tokens), mean_all (OpenCompass's PPL loss: the whole prompt + choice's summed log-probability over "
+            "its token count including BOS)", choices=SCORES, report=True),
+    # not a cache key: a preset's prompts and choices are in every request's key already
+    Setting("protocol", str, "clue-core", "whose protocol the task is asked under: clue-core (the task's own "
+            "prompt) or one of the task's presets, e.g. opencompass:CLUE_C3_ppl_e24a31 (another framework's "
+            "config reproduced: template, label words, score rule, post-processing)", report=True),
     _key("shots", int, 0, "few-shot: training examples drawn with the run's seed, shown before each question",
          minimum=0, report=True),
     _key("chat", bool, False, "wrap the prompt in the model's chat template (instruction-tuned models)",

@@ -19,7 +19,7 @@ from clue_core.plugin import (
     TestVersion,
     hookimpl,
 )
-from clue_tasks_mrc import published
+from clue_tasks_mrc import presets, published
 
 #: CMRC2018, CHID and C3 form the reading-comprehension average of both CLUE versions.
 READING_COMPREHENSION = (
@@ -93,6 +93,7 @@ CMRC2018 = TaskSpec(
     sample=f"{_PACKAGE}:samples/cmrc2018",
     recommendations=SPAN_RECOMMENDATIONS,
     prompt=SPAN_PROMPT,
+    settings=presets.task_settings("cmrc2018"),  # protocol=opencompass:<config> (presets.py)
     published=published.CMRC2018,
     cluster=f"{_PACKAGE}.clusters:passage",
     cluster_unit="passage",
@@ -196,6 +197,7 @@ C3 = TaskSpec(
     decode=f"{_PACKAGE}.c3:decode",
     recommendations={"max_length": 512, "batch_size": 24, "learning_rate": 2e-5, "epochs": 8, "warmup_ratio": 0.1},
     prompt=C3_PROMPT,
+    settings=presets.task_settings("c3"),  # protocol=opencompass:<config> (presets.py)
     published=published.C3,
     cluster=f"{_PACKAGE}.clusters:passage",
     cluster_unit="passage",
