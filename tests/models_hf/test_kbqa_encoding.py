@@ -16,11 +16,11 @@ from clue_models_hf.kbqa_encoding import (
     EMPTY_ANSWER,
     NEGATIVES,
     answer_of,
-    best_candidate,
+    best_candidates,
     candidate_text,
     encode_groups,
     gold_index,
-    prediction_groups,
+    prediction_pairs,
     training_groups,
 )
 from clue_tasks_kgclue.triples import KbqaExample
@@ -77,28 +77,41 @@ def test_negatives_are_capped_and_seeded() -> None:
     assert any(training_groups([example], seed=s)[0][0][1] != first for s in range(2, 6))
 
 
-def test_prediction_groups_hold_every_candidate_in_kb_order_and_skip_questions_without() -> None:
-    groups, index = prediction_groups(_train())
-    assert index == [0, 1, 3, 4]
-    assert groups[0] == ("刘晓华教授讲什么课？", [candidate_text(c) for c in (LIU_B, LIU_A, LIU_C)])
+def test_prediction_pairs_hold_every_candidate_in_kb_order_and_skip_questions_without() -> None:
+    pairs, owners, positions = prediction_pairs(_train())
+    assert owners == [0, 0, 0, 1, 3, 4] and positions == [0, 1, 2, 0, 0, 0]
+    assert pairs[:3] == [("刘晓华教授讲什么课？", [candidate_text(c)]) for c in (LIU_B, LIU_A, LIU_C)]
+    # another value of one relation has the same text: only the first in KB order is scored (and answered)
+    second = (LIU_A[0], LIU_A[1], "机械制图")
+    pairs, owners, positions = prediction_pairs([KbqaExample(0, "q", None, (LIU_A, LIU_B, second, LIU_C))])
+    assert positions == [0, 1, 3] and [p[1] for p in pairs] == [[candidate_text(c)] for c in (LIU_A, LIU_B, LIU_C)]
 
 
-def test_groups_encode_as_one_multiple_choice_item_per_question() -> None:
+def test_groups_encode_as_one_multiple_choice_item_each() -> None:
     tokenizer = tiny.build_tokenizer(["刘晓华教授讲什么课？主讲课程：广东工业大学演员代表作品某剧"])
-    groups, index = prediction_groups(_train()[:1])
-    features = encode_groups(tokenizer, groups, index, max_length=12, with_labels=True)
+    groups = [("刘晓华教授讲什么课？", [candidate_text(c) for c in (LIU_A, LIU_B, LIU_C)])]
+    features = encode_groups(tokenizer, groups, [0], max_length=12, with_labels=True)
     (item,) = features.items
     assert len(item["choices"]) == 3 and item["label"] == 0 and features.example_index == [0]
+    assert "candidate" not in item
     assert all(len(ids) <= 12 for ids in item["choices"])  # truncated to max_length
     first = tokenizer.decode(item["choices"][0], skip_special_tokens=True).replace(" ", "")
     assert first.startswith("刘晓华") and "主讲" in first
     assert features.lengths == [sum(len(ids) for ids in item["choices"])]
     assert len(encode_groups(tokenizer, [], [], 12, with_labels=False)) == 0
+    pairs, owners, positions = prediction_pairs(_train())
+    features = encode_groups(tokenizer, pairs, owners, 12, with_labels=False, candidate_index=positions)
+    assert [len(i["choices"]) for i in features.items] == [1] * 6  # one pair an item: batches stay bounded
+    assert [i["candidate"] for i in features.items] == positions and features.example_index == owners
+    assert all("label" not in i for i in features.items)
 
 
 def test_the_best_candidate_wins_the_first_on_a_tie_and_no_candidate_answers_three_empty_parts() -> None:
-    assert best_candidate([0.1, 0.7, 0.3, 9.0], count=3) == 1  # a padding score past the candidates never wins
-    assert best_candidate([0.5, 0.5, 0.2], count=3) == 0
+    tokenizer = tiny.build_tokenizer(["刘晓华教授讲什么课？主讲课程：广东工业大学演员代表作品某剧龙晶繁体申时行字官职"])
+    pairs, owners, positions = prediction_pairs(_train())
+    features = encode_groups(tokenizer, pairs, owners, 32, with_labels=False, candidate_index=positions)
+    # example 0's pairs score 0.1, 0.7, 0.7: the better of the tied two is the first in KB order
+    assert best_candidates(features, [0.1, 0.7, 0.7, -3.0, 2.0, 0.0], num_examples=5) == [1, 0, None, 0, 0]
     example = _train()[0]
     assert answer_of(example, 1) == "刘晓华（广东工业大学教授） ||| 主讲课程 ||| 机械设计"
     assert answer_of(_train()[2], None) == EMPTY_ANSWER == " |||  ||| "
@@ -134,4 +147,9 @@ def test_without_any_candidate_the_plan_is_refused_in_one_line(tmp_path: Path) -
     with pytest.raises(ClueError, match=r"kb=Knowledge\.txt") as refused:
         learner.check_plan({"train": bare, "dev": bare})
     assert "\n" not in str(refused.value)
-    learner.check_plan({"train": bare, "dev": _train()[:1]})  # one question with candidates is enough
+    learner.check_plan({"train": _train()[:1], "dev": bare})  # one question with candidates is enough
+    learner.check_plan({"dev": _train()[:1]})  # --no-train: dev alone
+    # candidates, yet no training question's gold among them: nothing to train on, refused as early
+    lacking = [_train()[3], bare[0]]
+    with pytest.raises(ClueError, match=r"none of the 2 training questions has its gold triple among"):
+        learner.check_plan({"train": lacking, "dev": _train()[:1]})

@@ -9,7 +9,9 @@ candidate, ``question`` first, ``predicate：subject`` second, scored listwise (
 question's candidates: :mod:`clue_models_hf.kbqa_learner` says why not binary). The predicate is the
 relation; the subject keeps its disambiguation (``刘晓华（广东工业大学教授）``), which tells apart
 two candidates of one entity name with the same predicate. The predicate comes first so that truncation cuts a long
-disambiguation, not the relation.
+disambiguation, not the relation. The object is not shown (the baseline picks a relation, then
+reads its value): of candidates that differ only in their object (a relation with several values)
+the first in the KB's order is scored and can be the answer.
 
 Training groups, per question whose gold triple is among its candidates: the gold candidate first (the
 label), then up to :data:`NEGATIVES` negatives: the question's other candidates (a seeded sample where there
@@ -106,9 +108,10 @@ def training_groups(examples: Sequence[Any], seed: int) -> tuple[list[tuple[str,
 
 
 def encode_groups(tokenizer: Any, groups: Sequence[tuple[str, Sequence[str]]], example_index: Sequence[int],
-                  max_length: int, with_labels: bool) -> Features:
-    """One multiple-choice item per question: its candidate texts as the choices (truncated
-    longest-first), the gold first (label 0) when training."""
+                  max_length: int, with_labels: bool, candidate_index: Sequence[int] | None = None) -> Features:
+    """One multiple-choice item per group: its texts as the choices (truncated longest-first), the gold
+    first (label 0) when training. ``candidate_index`` rides in the items as ``candidate`` (the collator
+    reads only the fields it knows)."""
     features = Features([], [], [])
     if not groups:
         return features
@@ -125,6 +128,8 @@ def encode_groups(tokenizer: Any, groups: Sequence[tuple[str, Sequence[str]]], e
             item["choice_token_types"] = encoding["token_type_ids"][position:position + n]
         if with_labels:
             item["label"] = 0
+        if candidate_index is not None:
+            item["candidate"] = int(candidate_index[len(features.items)])
         position += n
         features.items.append(item)
         features.lengths.append(sum(len(ids) for ids in item["choices"]))
@@ -132,19 +137,40 @@ def encode_groups(tokenizer: Any, groups: Sequence[tuple[str, Sequence[str]]], e
     return features
 
 
-def prediction_groups(examples: Sequence[Any]) -> tuple[list[tuple[str, list[str]]], list[int]]:
-    """Per example with candidates, (question, every candidate's text in KB order), and its index."""
-    chosen = [i for i, e in enumerate(examples) if candidates_of(e)]
-    return [(examples[i].question, [candidate_text(c) for c in candidates_of(examples[i])]) for i in chosen], chosen
+def prediction_pairs(examples: Sequence[Any]) -> tuple[list[tuple[str, list[str]]], list[int], list[int]]:
+    """Every candidate of every example as a group of one, with its example's and its own index; a
+    candidate whose text an earlier one of its question has (another object of one relation) is left
+    out, so the first in KB order is the one answered, exactly.
+
+    One pair an item, not one question an item: a common name has hundreds of candidates in the real
+    knowledge base, and ``eval_batch_size`` items must stay that many sequences. A choice's score does
+    not depend on the other choices (the softmax is only in the loss), so nothing else changes.
+    """
+    groups: list[tuple[str, list[str]]] = []
+    owners: list[int] = []
+    positions: list[int] = []
+    for i, example in enumerate(examples):
+        seen: set[str] = set()
+        for c, triple in enumerate(candidates_of(example)):
+            text = candidate_text(triple)
+            if text in seen:
+                continue
+            seen.add(text)
+            groups.append((example.question, [text]))
+            owners.append(i)
+            positions.append(c)
+    return groups, owners, positions
 
 
-def best_candidate(scores: Sequence[float], count: int) -> int:
-    """The index of the best of the first ``count`` scores (the first in KB order on a tie)."""
-    best = 0
-    for i in range(1, count):
-        if scores[i] > scores[best]:
-            best = i
-    return best
+def best_candidates(features: Features, scores: Sequence[float], num_examples: int) -> list[int | None]:
+    """Per example, the index of its best-scoring candidate (the first in KB order on a tie), or None."""
+    best: list[tuple[float, int] | None] = [None] * num_examples
+    for f, score in enumerate(scores):
+        example, candidate = features.example_index[f], features.items[f]["candidate"]
+        held = best[example]
+        if held is None or score > held[0] or (score == held[0] and candidate < held[1]):
+            best[example] = (float(score), candidate)
+    return [None if b is None else b[1] for b in best]
 
 
 def answer_of(example: Any, chosen: int | None) -> str:

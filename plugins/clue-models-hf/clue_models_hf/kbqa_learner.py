@@ -28,12 +28,13 @@ from clue_models_hf.batching import Collator
 from clue_models_hf.kbqa_encoding import (
     LISTWISE_HEAD,
     answer_of,
-    best_candidate,
+    best_candidates,
     candidate_text,
     candidates_of,
     encode_groups,
+    gold_index,
     has_candidates,
-    prediction_groups,
+    prediction_pairs,
     training_groups,
 )
 from clue_models_hf.learner import HFLearner
@@ -46,8 +47,13 @@ def no_knowledge_base(task: str) -> ClueError:
                      f"distributed apart from the data)")
 
 
+def nothing_to_train(task: str, answered: int) -> ClueError:
+    return ClueError(f"{task}: none of the {answered} training questions has its gold triple among its candidates "
+                     f"(from the knowledge base); nothing to train on")
+
+
 class KbqaLearner(HFLearner):
-    """:class:`HFLearner` with a binary (question, candidate) head; the task has no labels."""
+    """:class:`HFLearner` with the listwise (question, candidate) ranker; the task has no labels."""
 
     def __init__(self, task: TaskSpec, source: str, values: Mapping[str, Any]) -> None:
         super().__init__(task, source, values)
@@ -85,22 +91,26 @@ class KbqaLearner(HFLearner):
         if with_labels:
             groups, skipped, answered = training_groups(examples, self.seed)
             if not groups:
-                raise ClueError(f"{self.task.name}: none of the {answered} training questions has its gold triple "
-                                f"among its candidates (from the knowledge base); nothing to train on")
+                raise nothing_to_train(self.task.name, answered)
             features = encode_groups(self.tokenizer, groups, range(len(groups)), self.max_length, with_labels=True)
             if skipped:
                 features.notes.append(f"{skipped} of {answered} training questions have their gold triple among no "
                                       f"candidates (no entity found, or the knowledge base lacks it); not trained on")
             return features
-        groups, index = prediction_groups(examples)
-        return encode_groups(self.tokenizer, groups, index, self.max_length, with_labels=False)
+        pairs, owners, positions = prediction_pairs(examples)
+        return encode_groups(self.tokenizer, pairs, owners, self.max_length, with_labels=False,
+                             candidate_index=positions)
 
     # ---- Learner protocol -----------------------------------------------------------------
     def check_plan(self, splits: Mapping[str, Sequence[Example]]) -> None:
         """Refuse a run without a knowledge base when it is planned (no question of train or dev has a
-        candidate), before any task of the run trains or writes anything."""
+        candidate), or one whose training questions all lack their gold among their candidates, before any
+        task of the run trains or writes anything."""
         if not has_candidates([e for examples in splits.values() for e in examples]):
             raise no_knowledge_base(self.task.name)
+        train = splits.get("train")
+        if train and not any(gold_index(e) is not None for e in train):
+            raise nothing_to_train(self.task.name, sum(self._has_gold(e) for e in train))
 
     def fit(self, train: Sequence[Example], dev: Sequence[Example], context: RunContext) -> None:
         if not has_candidates([*train, *dev]):  # the same refusal for a caller outside a planned run
@@ -117,7 +127,5 @@ class KbqaLearner(HFLearner):
             self._ensure_accelerator()
             outputs = infer(self.accelerator, self.prepared, features, self._collator(),
                             self.settings.eval_batch_size, self.forward_kind)
-            for f, (grid,) in enumerate(outputs):
-                example = features.example_index[f]
-                chosen[example] = best_candidate(grid.tolist(), len(candidates_of(examples[example])))
+            chosen = best_candidates(features, [float(grid[0]) for (grid,) in outputs], len(examples))
         return [Prediction(e.id, answer_of(e, c)) for e, c in zip(examples, chosen)]
