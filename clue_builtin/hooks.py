@@ -23,6 +23,8 @@ from clue_core.plugin import (
 #: The circular metric's totals (declared here so listing plugins imports no metric code)
 PRODUCES = ("circular_accuracy", "circular_questions", *(f"pick_rate_{letter}" for letter in
                                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"), "pick_rate_none")
+#: The prompt spread's totals besides each variant's prompt_variant_<name> (clue_builtin.prompt_spread.PRODUCES)
+SPREAD = ("prompt_spread_mean", "prompt_spread_std", "prompt_spread_prompts")
 
 
 @hookimpl
@@ -59,6 +61,11 @@ def clue_metrics() -> list[MetricSpec]:
         MetricSpec("circular", "clue_builtin.circular:compute", "circular evaluation: right under every order of "
                    "the choices ×100, and the share of answers picking each shown position ×100",
                    (MULTIPLE_CHOICE,), produces=PRODUCES, counts=("circular_questions",)),
+        # no task names it either: an LLM asked with --set prompt_variants=all adds it, reading raw["prompt_variants"]
+        # (uses_model: it scores each variant's answers through the run's context.score, as the run's are scored)
+        MetricSpec("prompt_spread", "clue_builtin.prompt_spread:compute", "the primary metric under each of the "
+                   "task's prompt variants (prompt_variant_<name>), and their mean and std across prompts",
+                   produces=SPREAD, uses_model=True, counts=("prompt_spread_prompts",)),
     ]
 
 

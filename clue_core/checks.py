@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.expansion import expansion_problems
 from clue_core.kinds import kind_typos
+from clue_core.prompt_variants import prompt_problems  # the prompt and each variant's wording of it
 from clue_core.specs import (
     CommandSpec,
     MetricSpec,
@@ -127,7 +128,7 @@ def _task_problems(kernel: Registry, task: TaskSpec) -> list[str]:
     problems += setting_problems(task.reader_settings, "reader")
     problems += expansion_problems(task)  # its plan expansion's own (FewCLUE's split=all)
     if task.prompt is not None and task.kind in kernel.kinds:
-        problems += _prompt_problems(task, set(kernel.kinds[task.kind].prompt_fields))
+        problems += prompt_problems(task, set(kernel.kinds[task.kind].prompt_fields), _prompt_problems)
     return problems
 
 

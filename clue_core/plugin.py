@@ -41,6 +41,7 @@ from clue_core.specs import (
     MetricSpec,
     ModelSpec,
     Prompt,
+    PromptVariant,
     PublishedScore,
     ReportSectionSpec,
     Setting,
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core.kinds import recorded_gold
     from clue_core.params import FiniteFloat
     from clue_core.progress import Progress
+    from clue_core.prompt_variants import prompt_variant, variant_names
     from clue_core.reading import read_split
     from clue_core.record import (
         MANIFEST,
@@ -119,6 +121,8 @@ _LAZY = {
     "FiniteFloat": "clue_core.params",
     "MAX_SEED": "clue_core.seeds",  # the largest seed every backend takes (a sweep's seeds, pretrain --seed)
     "printable": "clue_core.table",
+    # a task's prompt as one of its variants words it, and every name it has (clue_core.prompt_variants)
+    **dict.fromkeys(("prompt_variant", "variant_names"), "clue_core.prompt_variants"),
     # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
     "Progress": "clue_core.progress",
     # the run's secrets replaced by *** (clue_core.redaction): for what a plugin writes or prints on its own
@@ -176,6 +180,7 @@ __all__ = [
     "PredictionRecord",
     "Progress",
     "Prompt",
+    "PromptVariant",
     "PublishedScore",
     "Registry",
     "ReportSectionSpec",
@@ -205,6 +210,7 @@ __all__ = [
     "iter_predictions",
     "no_test_label",
     "printable",
+    "prompt_variant",
     "read_json",
     "read_manifest",
     "read_metrics",
@@ -218,6 +224,7 @@ __all__ = [
     "resolve_task_data",
     "safe_extract",
     "score",
+    "variant_names",
     "write_json",
     "write_jsonl",
 ]

@@ -144,6 +144,16 @@ class Leaderboard(SpecMixin):
 
 
 @dataclass(frozen=True, slots=True)
+class PromptVariant(SpecMixin):
+    """A rewording of a task's :class:`Prompt` (its fields left ``None`` keep the prompt's): ``prompt_variants``."""
+    name: str
+    instruction: str | None = None
+    template: str | None = None
+    verbalizers: Mapping[str, str] | None = None
+    answer_prefix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Prompt(SpecMixin):
     """How a large language model is asked a task, owned by the task, rendered by the model.
 
@@ -158,7 +168,7 @@ class Prompt(SpecMixin):
     answer is one, its ``value`` then what it is scored as; counted, never an error);
     ``render(example) -> str`` writes the question where the template cannot (it then fills
     the template's place); ``answer(example) -> str`` the gold as the model should write it
-    (few-shot demos). See docs/models-llm.md.
+    (few-shot demos); ``variants`` reword it (the LLMs' ``prompt_variants``). See docs/models-llm.md.
     """
 
     instruction: str
@@ -168,6 +178,7 @@ class Prompt(SpecMixin):
     parse: Ref | None = None
     render: Ref | None = None
     answer: Ref | None = None
+    variants: tuple[PromptVariant, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

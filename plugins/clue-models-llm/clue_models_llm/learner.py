@@ -38,7 +38,7 @@ from clue_core.plugin import (
     TaskSpec,
     write_json,
 )
-from clue_models_llm import answers, circular, generic
+from clue_models_llm import answers, circular, generic, variants
 from clue_models_llm.asking import Asker
 from clue_models_llm.backend import Backend, Description, GenerateOptions, ScoreRequest
 from clue_models_llm.cache import ResultCache, entry_key
@@ -104,6 +104,9 @@ class LLMLearner:
             if circular.enabled(self.settings.circular) else None
         #: the metrics this learner adds to the task's (the kernel scores them beside them)
         self.extra_metrics: tuple[str, ...] = (circular.METRIC,) if self._circular_on() else ()
+        # prompt_variants: the task's rewordings asked too, for the spread of its score (clue_models_llm.variants)
+        self.spread = variants.Spread(task, self.settings.prompt_variants, preset=self.protocol is not None)
+        self.extra_metrics += self.spread.metrics
 
     # -- setting up -----------------------------------------------------------------------
 
@@ -141,6 +144,10 @@ class LLMLearner:
                                    thinking_setting=settings.thinking, name=self.name)
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
+        self.spread.fit(lambda worded: Renderer(worded, demos=self.demos, chat=self.prompting.chat,
+                                                prefix_in_chat=self.prompting.prefix_in_chat))
+        if self.spread.note:
+            self._echo(self.spread.note)
         if self.protocol is not None:  # asked as the preset renders it (same interface: render, skeleton)
             self.renderer = self.protocol  # type: ignore[assignment]
         self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
@@ -213,6 +220,14 @@ class LLMLearner:
                 self.usage.add(usage)
 
     def _answer(self, examples: Sequence[Example]) -> list[Prediction]:
+        """The default prompt's predictions; with ``prompt_variants``, each variant's answers in their raw."""
+        return self.spread.ask(examples, self._asked(examples), self._asked_as)
+
+    def _asked_as(self, name: str, renderer: Renderer, examples: Sequence[Example]) -> list[Prediction]:
+        with variants.worded(self, name, renderer):
+            return self._asked(examples)
+
+    def _asked(self, examples: Sequence[Example]) -> list[Prediction]:
         if not examples:
             return []
         asker, renderer, settings = self.asker, self.renderer, self.settings
@@ -295,6 +310,7 @@ class LLMLearner:
                 "template_sha256": sha256(renderer.skeleton()) if renderer else None,
                 "prompts_sha256": self.prompts_digest.hexdigest(),
                 **self.prompting.info,
+                **({"variants": spread} if (spread := self.spread.info(renderer)) else {}),
             },
             "protocol": self.protocol.info() if self.protocol else {"name": "clue-core"},
             "shots": {"k": self.settings.shots, "seed": self.context.seed if self.context else None,

@@ -13,6 +13,7 @@ from typing import Any
 
 from clue_report import format as fmt
 from clue_report.kit import Chart, escape, figure, num, table
+from clue_report.prompt_spread import html_section as prompt_spread
 from clue_report.stats import clustered_line
 
 STYLE = """
@@ -332,6 +333,7 @@ def page(report: Mapping[str, Any], charts: Sequence[Chart], sections: Sequence[
         parts.append("</section><section id='tasks'><h2>Tasks</h2>")
         parts += [task_section(task, report, by_id) for task in tasks]
         parts.append("</section>")
+        parts.append(prompt_spread(report))  # mean ± std over the task's prompt variants (prompt_variants=all)
     parts += [f"<section id='{escape(name)}'><h2>{escape(title)}</h2>{body}</section>"
               for name, title, body in sections]
     parts.append(runs_section(report))

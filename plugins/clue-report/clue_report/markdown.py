@@ -14,6 +14,7 @@ from typing import Any
 
 from clue_report import format as fmt
 from clue_report.kit import Markdown, md_table, md_text
+from clue_report.prompt_spread import markdown_lines as prompt_spread
 from clue_report.stats import clustered_line
 
 
@@ -143,6 +144,7 @@ def render_markdown(report: Mapping[str, Any], sections: Sequence[tuple[str, lis
         for task in report["tasks"]:
             lines += _task(task)
     lines += _circular(report)
+    lines += prompt_spread(report)  # mean ± std over the task's prompt variants (prompt_variants=all)
     for title, section in sections:
         lines += [f"## {md_text(title)}", "", *section, *([""] if section and section[-1] else [])]
     lines += _run_notes(report)

@@ -11,7 +11,7 @@ Chinese, with one answer word per label) and carries the scores published for it
 from __future__ import annotations
 
 from clue_core.plugin import CLASSIFICATION, DataSource, Leaderboard, Prompt, TaskSpec, TestVersion
-from clue_tasks_classic import labels, presets
+from clue_tasks_classic import labels, presets, prompt_variants
 from clue_tasks_classic.published import PUBLISHED
 
 READERS = "clue_tasks_classic.readers"
@@ -84,6 +84,7 @@ def _task(name: str, **fields: object) -> TaskSpec:
     fields.setdefault("sample", f"clue_tasks_classic:samples/{name}")
     fields.setdefault("published", PUBLISHED[name])
     fields.setdefault("settings", presets.task_settings(name))  # protocol=opencompass:<config> (presets.py)
+    fields["prompt"] = prompt_variants.with_variants(name, fields.get("prompt"))  # --set prompt_variants=all
     return TaskSpec(name=name, **fields)  # type: ignore[arg-type]
 
 

@@ -23,7 +23,7 @@ from clue_core.plugin import (
     TaskSpec,
     TestVersion,
 )
-from clue_tasks_fewclue import labels, presets
+from clue_tasks_fewclue import labels, presets, prompt_variants
 from clue_tasks_fewclue.published import PUBLISHED
 from clue_tasks_fewclue.repeats import Repeat
 
@@ -75,6 +75,7 @@ def _task(folder: str, submission_file: str, **fields: object) -> TaskSpec:
     fields.setdefault("metrics", ("accuracy", "macro_f1"))
     fields.setdefault("reader", f"{PACKAGE}.readers:read_{folder}")
     fields.setdefault("settings", presets.task_settings(f"fewclue-{folder}"))  # protocol=opencompass:<config>
+    fields["prompt"] = prompt_variants.with_variants(folder, fields.get("prompt"))  # --set prompt_variants=all
     return TaskSpec(
         name=f"fewclue-{folder}",
         primary_metric="accuracy",

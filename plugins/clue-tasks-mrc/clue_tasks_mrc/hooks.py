@@ -19,7 +19,7 @@ from clue_core.plugin import (
     TestVersion,
     hookimpl,
 )
-from clue_tasks_mrc import presets, published
+from clue_tasks_mrc import presets, prompt_variants, published
 
 #: CMRC2018, CHID and C3 form the reading-comprehension average of both CLUE versions.
 READING_COMPREHENSION = (
@@ -58,21 +58,25 @@ SPAN_PROMPT = Prompt(
     instruction="阅读下面的文章，回答问题。答案必须是从文章中原样摘录的一段连续文字，不要改写，也不要解释。",
     template="文章：{context}\n问题：{question}",
     answer_prefix="答案：",
+    variants=prompt_variants.SPAN,  # --set prompt_variants=all
 )
 DRCD_PROMPT = Prompt(
     instruction="閱讀下面的文章，回答問題。答案必須是從文章中原樣摘錄的一段連續文字，不要改寫，也不要解釋。",
     template="文章：{context}\n問題：{question}",
     answer_prefix="答案：",
+    variants=prompt_variants.DRCD,  # --set prompt_variants=all
 )
 CHID_PROMPT = Prompt(
     instruction="从候选成语中选出最适合填入文段空白处“____”的一个成语。文段中的“□□□□”是其他空白，不用填写。",
     template="文段：{context}\n候选成语：\n{choices}",
     answer_prefix="答案：",
+    variants=prompt_variants.CHID,  # --set prompt_variants=all
 )
 C3_PROMPT = Prompt(
     instruction="阅读下面的对话或短文，从选项中选出问题的正确答案。",
     template="材料：{context}\n问题：{question}\n选项：\n{choices}",
     answer_prefix="答案：",
+    variants=prompt_variants.C3,  # --set prompt_variants=all
 )
 
 CMRC2018 = TaskSpec(
