@@ -93,3 +93,16 @@ def test_first_takes_examples_in_file_order(run_cli, kernel, tmp_path) -> None:
     assert both.exit_code == 2 and both.output.startswith("error: ") and not (tmp_path / "x").exists()
     zero = run_cli("run", "c3", "--model", "llm-tiny", "--sample", "--first", "0", "-o", tmp_path / "y")
     assert zero.exit_code == 2 and "--first must be at least 1" in zero.output
+
+
+def test_first_keeps_passage_groups_whole_in_file_order() -> None:
+    from clue_core.plugin import MultipleChoiceExample, SplitData
+    from clue_core.runner import limited
+
+    examples = tuple(MultipleChoiceExample(id=i, context="c", question="q", choices=("a", "b"), label=0,
+                                           group=f"p{i // 2}") for i in range(7))
+    part = SplitData(examples)
+    assert [e.id for e in limited(part, 2, seed=1, first=True).examples] == [0, 1, 2, 3]  # passages p0, p1
+    seeded = {tuple(e.id for e in limited(part, 2, seed=s).examples) for s in range(20)}
+    assert len(seeded) > 1  # --limit draws; --first does not
+    assert limited(part, 9, seed=1, first=True) is part
