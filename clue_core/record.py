@@ -140,7 +140,7 @@ class PredictionRecord(Record):
     raw: Any = field(rc.ANY)
     scoring: dict[str, Any] | None = field(rc.OBJECT, empty=no_value)
     #: what clusters it with others (a passage several questions share), None for a run made before
-    group: str | None = field(rc.TEXT, empty=no_value)
+    group: str | None = field(rc.NAME, empty=no_value)  # a key: an empty one names no passage
     prompt: Any = field(rc.ANY, key="raw.prompt")  # what a prompted model was asked
     continuations: Any = field(rc.ANY, key="raw.continuations")  # the answers a log-likelihood model scored
     logprobs: Any = field(rc.ANY, key="raw.logprobs")  # and their log-probabilities

@@ -115,12 +115,16 @@ def clustered(kept: Sequence[tuple[float, str | None]], unit: str, *, resamples:
     (S_g, n_g: a group's sum and size; N examples, G groups): with every group of one example it
     is the unclustered one. The interval's statistic is the pooled mean of a resample (the sum of
     the drawn groups' values over their examples), what the metric computes on a resampled set.
+    With a single group there is neither (``None``): every resample is that group, and an interval
+    ``[mean, mean]`` would claim a certainty one passage cannot give.
     """
     sums, counts = _sums(kept)
     groups, total = len(sums), sum(counts)
     mean = sum(sums) / total
-    stderr = None if groups < 2 else _round(math.sqrt(
-        groups / (groups - 1) * sum((s - mean * n) ** 2 for s, n in zip(sums, counts))) / total)
+    if groups < 2:
+        return {"unit": unit, "groups": groups, "stderr": None, "low": None, "high": None,
+                "resamples": 0, "confidence": confidence, "seed": seed, "method": "percentile"}
+    stderr = _round(math.sqrt(groups / (groups - 1) * sum((s - mean * n) ** 2 for s, n in zip(sums, counts))) / total)
     rng, picks = random.Random(seed), range(groups)
     means = []
     for _ in range(resamples):
