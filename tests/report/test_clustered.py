@@ -24,9 +24,12 @@ def _run_of(report: dict, task: str) -> dict:
     return next(run for run in report["runs"] if run["task"] == task)
 
 
-def test_c3_intervals_resample_passages_from_the_data(kernel: Kernel, tmp_path: Path) -> None:
+def test_c3_intervals_resample_passages_from_the_data(kernel: Kernel, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """C3's sample dev: questions 1 and 2 share a text; right, right, wrong. Resampling questions (0, 100,
-    100) gives [0, 100]; resampling the two passages (100 over 1 question, 100 over 2): [50, 100]."""
+    100) gives [0, 100]; resampling the two passages (100 over 1 question, 100 over 2): [50, 100]. The
+    records name no passage (a run from before they did: RECORD_GROUPS off), so the data is read again."""
+    monkeypatch.setattr(record_write, "RECORD_GROUPS", False)
     runs = _run(kernel, ["c3", "afqmc"], "baseline", tmp_path / "runs")
     report = _report(kernel, runs, tmp_path)
     c3 = _run_of(report, "c3")
@@ -74,7 +77,9 @@ def broken_cluster(example: object) -> str:
     raise ValueError("no passage here")
 
 
-def test_a_failing_cluster_function_is_a_note_and_intervals_by_example(tmp_path: Path) -> None:
+def test_a_failing_cluster_function_is_a_note_and_intervals_by_example(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(record_write, "RECORD_GROUPS", False)  # records without groups: the function is asked
     kernel = Kernel()
     runs = _run(kernel, ["c3"], "baseline", tmp_path / "runs")
     kernel.tasks["c3"] = dataclasses.replace(kernel.tasks["c3"], cluster=f"{__name__}:broken_cluster")

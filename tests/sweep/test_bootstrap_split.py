@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clue_core.kernel import Kernel
-from clue_core.plugin import api
+from clue_core.plugin import ClueError, api
 from clue_sweep.bootstrap import compare
 
 
@@ -98,7 +98,8 @@ def test_runs_of_other_tasks_or_other_test_public_examples_are_refused(run_cli, 
 @pytest.mark.parametrize("split,a,b", [("dev", "afqmc-perfect", "afqmc"), ("test_public", "half", "dataclue-cic")])
 def test_groups_are_the_resampling_unit(runs, tmp_path, split, a, b):
     """Per-example values (afqmc's accuracy) and a metric re-run per draw (DataCLUE's macro F1) alike: groups of
-    one example draw exactly what examples draw; one group for all draws the whole split every time; groups of
+    one example draw exactly what examples draw; one group for all is refused (every draw
+    would be the whole split); groups of
     four draw other sets, so the interval moves."""
     plain = compare(Kernel(), [runs[a]], [runs[b]], split=split, samples=400, seed=5)
     assert plain["unit"] == "example" and plain["low"] < plain["high"]
@@ -110,8 +111,8 @@ def test_groups_are_the_resampling_unit(runs, tmp_path, split, a, b):
     alone = clustered("alone", lambda i: f"p{i}")
     assert alone["unit"] == "group" and alone["groups"] == plain["examples"]
     assert (alone["low"], alone["high"], alone["p_value"]) == (plain["low"], plain["high"], plain["p_value"])
-    whole = clustered("whole", lambda i: "one passage")
-    assert whole["groups"] == 1 and whole["low"] == whole["high"] == pytest.approx(plain["difference"])
+    with pytest.raises(ClueError, match=r"only 1 .* example or passage to resample"):  # one group: every draw the
+        clustered("whole", lambda i: "one passage")  # observed difference, no interval (test_bootstrap_edges.py)
     fours = clustered("fours", lambda i: f"p{i // 4}")
     assert fours["groups"] == (plain["examples"] + 3) // 4 and fours["difference"] == plain["difference"]
     assert (fours["low"], fours["high"]) != (plain["low"], plain["high"])
@@ -128,7 +129,7 @@ def test_groups_in_only_one_run_resample_examples_and_the_output_says_clustered(
     assert f"on {len(records(runs['afqmc'], 'dev'))} examples, clustered by passage ({groups} groups)\n" in shown.output
     other = grouped(runs["afqmc"], tmp_path / "other", "dev", lambda i: f"q{i // 2}")
     refused = run_cli("bootstrap", a, other)
-    assert refused.exit_code == 2 and "in different groups (passages)" in refused.output, refused.output
+    assert refused.exit_code == 2 and "in different groups (passages:" in refused.output, refused.output
 
 
 def test_runs_that_differ_on_dev_but_share_test_public_are_told_the_split(run_cli, runs):

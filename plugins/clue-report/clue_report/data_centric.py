@@ -180,7 +180,7 @@ def _compare(kernel: Registry | None, task: Any, side: Sequence[_Run], raw: Sequ
     metric = raw[0].record.metrics.primary_metric
     try:
         result = paired(kernel, task, metric, [r.answers for r in side], [r.answers for r in raw],
-                        samples=resamples, seed=seed)
+                        samples=resamples, seed=seed, files=[r.record.prediction_file(SPLIT) for r in (*side, *raw)])
     except ClueError as exc:  # e.g. no gold in the records: this comparison's reason
         return {"reason": str(exc)}
     return {"bootstrap": result, "reason": None}

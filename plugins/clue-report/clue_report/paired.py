@@ -7,15 +7,16 @@ order of draws, so the two give the same numbers for the same seed and draws
 (``tests/report/test_data_centric.py`` holds them equal). Where the metric gives per-example values
 whose mean is its total the draws are vector operations; otherwise (DataCLUE's macro F1) the metric
 runs again on each draw. The unit is the example, or the records' ``group`` (a passage) where every
-record carries one. The p-value is two-sided, ``(k + 1) / (draws + 1)`` with ``k`` the draws at least
-as far from the observed difference as it lies from zero.
+run's records name theirs (a record without one stands alone). The p-value is two-sided,
+``(k + 1) / (draws + 1)`` with ``k`` the draws at least as far from the observed difference as it lies
+from zero.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from clue_core.plugin import (
@@ -70,23 +71,45 @@ def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | N
     return dict(result), {}
 
 
-def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str]) -> list[str] | None:
-    """Each example's group when every record of every run carries one, else ``None``; runs that group an
-    example apart are one line (as for ``clue-core bootstrap``)."""
+def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str], files: Sequence[Any] = ()
+              ) -> list[Hashable] | None:
+    """Each example's group (the passage it shares), in ``order``, where every run's records name groups;
+    ``None`` where some run's name none (a run made before records had groups: examples are resampled). A
+    record without one in a run whose others name theirs stands alone, as in ``metrics.json``'s and the
+    report's intervals. Runs that group one example apart were not run on the same data: one line naming
+    both records' file (``files``: each run's predictions file) and line."""
     found = [[getattr(run[i], "group", None) for i in order] for run in answers]
-    if any(group is None for run in found for group in run):
+    if any(all(group is None for group in run) for run in found):
         return None
-    wrong = next((order[k] for run in found[1:] for k, g in enumerate(run) if g != found[0][k]), None)
-    if wrong is not None:
-        raise ClueError(f"the runs put example {wrong!r} in different groups (passages); they were not run on "
-                        "the same data")
-    return [str(group) for group in found[0]]
+    keys = [[("alone", order[k]) if g is None else ("group", g) for k, g in enumerate(run)] for run in found]
+    names = [*files, *[None] * len(answers)]
+    for number, (run, named) in enumerate(zip(answers[1:], keys[1:]), 1):
+        k = next((k for k, key in enumerate(named) if key != keys[0][k]), None)
+        if k is not None:
+            first, other = answers[0][order[k]], run[order[k]]
+            raise ClueError(f"{_where(names[0], first)} and {_where(names[number], other)} put example {order[k]!r} "
+                            f"in different groups (passages: {first.group!r} and {other.group!r}); they were not "
+                            "run on the same data")
+    return list(keys[0])
 
 
-def _members(groups: Sequence[str] | None, size: int) -> list[list[int]]:
+def _where(file: Any, record: Any) -> str:
+    """``path:line`` of a prediction record, for a message."""
+    return f"{file or 'predictions'}:{getattr(record, 'line', '?')}"
+
+
+def check_units(units: int, split: str) -> None:
+    """At least two resampling units: with one, every draw is the observed difference (interval [d, d], and a
+    p-value as small as the draws allow), a certainty one example or passage cannot give."""
+    if units < 2:
+        raise ClueError(f"only {units} {split} example or passage to resample: a bootstrap needs at least 2 "
+                        "(a --limit 1 run?); compare runs on more examples")
+
+
+def _members(groups: Sequence[Hashable] | None, size: int) -> list[list[int]]:
     if groups is None:
         return [[i] for i in range(size)]
-    members: dict[str, list[int]] = {}
+    members: dict[Hashable, list[int]] = {}
     for position, group in enumerate(groups):
         members.setdefault(group, []).append(position)
     return list(members.values())
@@ -94,14 +117,15 @@ def _members(groups: Sequence[str] | None, size: int) -> list[list[int]]:
 
 def paired(kernel: Registry, task: TaskSpec, metric: str, side_a: Sequence[dict[str, Any]],
            side_b: Sequence[dict[str, Any]], *, samples: int | None = None, seed: int = 0,
-           confidence: float = CONFIDENCE) -> dict[str, Any]:
+           confidence: float = CONFIDENCE, files: Sequence[Any] = ()) -> dict[str, Any]:
     """``A − B`` in ``metric`` with its percentile interval and p-value; each side a list of runs, each run
-    its records by example id (the same ids and gold on every run: the caller checks)."""
+    its records by example id (the same ids and gold on every run: the caller checks); ``files``: each run's
+    predictions file, A's then B's, for messages."""
     import numpy as np
 
     compute, kwargs = _metric(kernel, task, metric)
     order = list(side_a[0])
-    groups = groups_of([*side_a, *side_b], order)
+    groups = groups_of([*side_a, *side_b], order, files)
     examples = [_example(task.kind, side_a[0][i]) for i in order]
 
     built: dict[int, list[Prediction]] = {}  # each run's predictions in ``order``, made once (a record's fields
@@ -130,6 +154,7 @@ def paired(kernel: Registry, task: TaskSpec, metric: str, side_a: Sequence[dict[
         labelled = [i for i, v in enumerate(values[0][0]) if v is not None]
         vectors = [np.mean([[run[i] for i in labelled] for run in side], axis=0) for side in values]
         gap = vectors[0] - vectors[1]
+        check_units(len(labelled) if groups is None else len({groups[i] for i in labelled}), "scored")
         if groups is None:
             draws = np.concatenate([gap[rng.integers(0, len(labelled), (size, len(labelled)))].mean(axis=1)
                                     for size in _chunks(draws_wanted, 200_000 // max(len(labelled), 1) + 1)])
@@ -142,6 +167,7 @@ def paired(kernel: Registry, task: TaskSpec, metric: str, side_a: Sequence[dict[
                                                   for size in _chunks(draws_wanted, 200_000 // len(units) + 1))])
     else:
         units = _members(groups, len(order))
+        check_units(len(units), "scored")
         draws = np.empty(draws_wanted)
         for k in range(draws_wanted):
             drawn_units = rng.integers(0, len(units), len(units))

@@ -15,8 +15,9 @@ do in ``metrics.json``. Where the metric gives per-example values whose mean is 
 is run again on each draw, and fewer draws are taken by default. The examples are rebuilt from
 the records' ``gold``: the runs' data need not be read again.
 
-The resampling unit is the example, or the record's ``group`` where every record of the split
-carries one (the passage C3's, CMRC's, DRCD's or CHID's questions share): questions of one
+The resampling unit is the example, or the record's ``group`` where every run's records of the split
+name theirs (the passage C3's, CMRC's, DRCD's or CHID's questions share; a record without one stands
+alone, as in ``metrics.json``'s intervals): questions of one
 passage are not independent, so a draw takes whole groups, each with all its examples. Runs made
 before records had groups resample examples, as before.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,19 +119,39 @@ def check_split(path: Path, record: Any, split: str) -> None:
                         "give --split one of them")
 
 
-def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str]) -> list[str] | None:
-    """Each example's group (the passage it shares), in ``order``, when every record of every run carries
-    one; ``None`` otherwise (a run made before records had groups). Runs that group one example apart
-    were not run on the same data: one line."""
+def groups_of(answers: Sequence[dict[str, Any]], order: Sequence[str], files: Sequence[Any] = ()
+              ) -> list[Hashable] | None:
+    """Each example's group (the passage it shares), in ``order``, where every run's records name groups;
+    ``None`` where some run's name none (a run made before records had groups: examples are resampled). A
+    record without one in a run whose others name theirs stands alone, as in ``metrics.json``'s and the
+    report's intervals. Runs that group one example apart were not run on the same data: one line naming
+    both records' file (``files``: each run's predictions file) and line."""
     found = [[getattr(run[i], "group", None) for i in order] for run in answers]
-    if any(group is None for run in found for group in run):
+    if any(all(group is None for group in run) for run in found):
         return None
-    wrong = next((order[k] for run in found[1:] for k, g in enumerate(run) if g != found[0][k]), None)
-    if wrong is not None:
-        raise ClueError(f"the runs put example {wrong!r} in different groups (passages); they were not run on "
-                        "the same data")
-    return [str(group) for group in found[0]]
+    keys = [[("alone", order[k]) if g is None else ("group", g) for k, g in enumerate(run)] for run in found]
+    names = [*files, *[None] * len(answers)]
+    for number, (run, named) in enumerate(zip(answers[1:], keys[1:]), 1):
+        k = next((k for k, key in enumerate(named) if key != keys[0][k]), None)
+        if k is not None:
+            first, other = answers[0][order[k]], run[order[k]]
+            raise ClueError(f"{_where(names[0], first)} and {_where(names[number], other)} put example {order[k]!r} "
+                            f"in different groups (passages: {first.group!r} and {other.group!r}); they were not "
+                            "run on the same data")
+    return list(keys[0])
 
+
+def _where(file: Any, record: Any) -> str:
+    """``path:line`` of a prediction record, for a message."""
+    return f"{file or 'predictions'}:{getattr(record, 'line', '?')}"
+
+
+def check_units(units: int, split: str) -> None:
+    """At least two resampling units: with one, every draw is the observed difference (interval [d, d], and a
+    p-value as small as the draws allow), a certainty one example or passage cannot give."""
+    if units < 2:
+        raise ClueError(f"only {units} {split} example or passage to resample: a bootstrap needs at least 2 "
+                        "(a --limit 1 run?); compare runs on more examples")
 
 def _metric(kernel: Registry, task: Any, name: str) -> tuple[Any, dict[str, Any]]:
     """The compute function of the task's metric that produces ``name``, and its setting defaults."""
@@ -151,11 +172,11 @@ def _totals(result: Any) -> tuple[dict[str, float], dict[str, Sequence[float | N
     return dict(result), {}
 
 
-def unit_members(groups: Sequence[str] | None, size: int) -> list[list[int]]:
+def unit_members(groups: Sequence[Hashable] | None, size: int) -> list[list[int]]:
     """The positions each resampling unit holds, in first-seen order: one example each, or a group's."""
     if groups is None:
         return [[i] for i in range(size)]
-    members: dict[str, list[int]] = {}
+    members: dict[Hashable, list[int]] = {}
     for position, group in enumerate(groups):
         members.setdefault(group, []).append(position)
     return list(members.values())
@@ -175,7 +196,7 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
     order = list(a.answers[0])
     if not order:
         raise ClueError(f"{a.paths[0]}: no {split} predictions to compare")
-    groups = groups_of([*a.answers, *b.answers], order)
+    groups = groups_of([*a.answers, *b.answers], order, [r.prediction_file(split) for r in (*a.records, *b.records)])
     examples = [_example(task.kind, a.answers[0][i]) for i in order]
 
     built: dict[int, list[Prediction]] = {}  # each run's predictions in ``order``, made once (a record's fields
@@ -204,6 +225,7 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
         labelled = [i for i, v in enumerate(values[0][0]) if v is not None]
         vectors = [np.mean([[run[i] for i in labelled] for run in side], axis=0) for side in values]
         gap = vectors[0] - vectors[1]
+        check_units(len(labelled) if groups is None else len({groups[i] for i in labelled}), split)
         if groups is None:
             draws = np.concatenate([gap[rng.integers(0, len(labelled), (size, len(labelled)))].mean(axis=1)
                                     for size in _chunks(draws_wanted, 200_000 // max(len(labelled), 1) + 1)])
@@ -216,6 +238,7 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
                                                   for size in _chunks(draws_wanted, 200_000 // len(units) + 1))])
     else:
         units = unit_members(groups, len(order))
+        check_units(len(units), split)
         draws = np.empty(draws_wanted)
         for k in range(draws_wanted):
             drawn_units = rng.integers(0, len(units), len(units))
