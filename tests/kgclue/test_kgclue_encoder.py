@@ -80,6 +80,11 @@ def test_hf_tiny_ranks_the_samples_candidates_end_to_end(run_cli, hf_kernel: Ker
     assert again.exit_code == 0, again.output
     assert ([r["prediction"] for r in _lines(tmp_path / "again" / "kgclue" / "predictions" / "dev.jsonl")]
             == [r["prediction"] for r in _lines(run / "predictions" / "dev.jsonl")])
+    # and without the knowledge base it is refused when planned (dev alone under --no-train), nothing written
+    bare = run_cli("run", "kgclue", "--model", run / "model", "--no-train", "--sample", "-o", tmp_path / "bare",
+                   kernel=hf_kernel)
+    assert bare.exit_code == 2 and "give one with --set kb=Knowledge.txt" in bare.output
+    assert not (tmp_path / "bare").exists()
 
 
 def _distractor_data(folder: Path) -> Path:
