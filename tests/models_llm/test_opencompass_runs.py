@@ -43,6 +43,11 @@ def test_c3_preset_runs_and_is_recorded(run_cli, kernel, tmp_path) -> None:
     assert own.exit_code == 0, own.output
     own_info = json.loads((tmp_path / "own" / "c3" / "metrics.json").read_text("utf-8"))["model_info"]
     assert own_info["protocol"] == {"name": "clue-core"} and own_info["cache"]["hits"] == 0
+    # the report shows each run's protocol beside the other's: two rows
+    report = run_cli("report", tmp_path / "run", tmp_path / "own", "-o", tmp_path / "report")
+    assert report.exit_code == 0, report.output
+    rows = [line for line in report.output.splitlines() if "llm-tiny" in line]
+    assert any(f'protocol="{preset}"' in line for line in rows) and any('protocol="clue-core"' in line for line in rows)
 
 
 def test_unknown_preset_is_one_line_listing_the_tasks_presets(run_cli, tmp_path) -> None:
