@@ -13,7 +13,9 @@ models do with ``--set circular=all`` (or ``=N``) and name this metric in their
 * ``pick_rate_<letter>``: over every answer given (each order of each question), the share that
   chose the choice shown at that position, ×100 (``pick_rate_none``: answers that named no
   choice, present only when there are some); together they sum to 100. A model without
-  position bias on rotations of 4-choice questions picks each position a quarter of the time;
+  position bias on rotations of 4-choice questions picks each position a quarter of the time.
+  A question of more than 26 choices (positions past ``Z`` have no letter) counts in circular
+  accuracy but not in the pick rates: its answers past ``Z`` would otherwise read as ``none``;
 * ``circular_questions``: the questions scored this way (labelled, reordered).
 
 Pure Python; a question without ``raw["circular"]`` (not reordered) is left out of all three.
@@ -65,17 +67,19 @@ def compute(examples: Sequence[Example], predictions: Sequence[Prediction | None
         hit = all(pick == gold for pick in picks)
         right += hit
         per_example.append(100.0 * hit)
+        if len(choices) > len(LETTERS):  # positions past Z have no name: counted right or wrong, not in the rates
+            continue
         for order, pick in zip(orders, picks):
             answers += 1
             where = order.index(pick) if isinstance(pick, int) and pick in order else None
-            name = "none" if where is None or where >= len(LETTERS) else LETTERS[where]
+            name = "none" if where is None else LETTERS[where]
             positions[name] = positions.get(name, 0) + 1
     if not questions:
         return MetricResult({})
     totals: dict[str, float] = {"circular_accuracy": 100.0 * right / questions,
                                 "circular_questions": float(questions)}
     for name in sorted(positions, key=lambda n: (n == "none", n)):
-        totals[f"pick_rate_{name}"] = 100.0 * positions[name] / answers
+        totals[f"pick_rate_{name}"] = 100.0 * positions[name] / answers  # answers > 0 wherever a name was counted
     return MetricResult(totals, {"circular_accuracy": per_example})
 
 
