@@ -382,5 +382,12 @@ def dry_run_plan(kernel: Kernel, request: RunRequest) -> list[dict[str, Any]]:
         "seed": request.seed,
         "splits": list(plan.predict),
         "submission_files": [v.submission_file for v in plan.task.test_versions if TEST in plan.predict],
-        "settings": [{"name": n, "value": v, "source": s} for n, v, s in plan.settings.rows()],
+        "settings": _explained(model, argument, plan.settings.rows()),
     } for plan in plans]
+
+
+def _explained(model: ModelSpec, argument: str | None, rows: list[tuple[str, Any, str]]) -> list[dict[str, Any]]:
+    """``--dry-run``'s rows: a value the model resolves when it loads as it will here (:attr:`ModelSpec.explain`)."""
+    said = resolve_ref(model.explain)(model.name, argument, {n: v for n, v, _ in rows}) if model.explain else {}
+    return [{"name": n, "value": said[n][0], "source": said[n][1] if s == "default" else f"{s}; {said[n][1]}"}
+            if n in said else {"name": n, "value": v, "source": s} for n, v, s in rows]

@@ -278,7 +278,9 @@ class ModelSpec(SpecMixin):
     families (a hub id or a directory). ``recommendations`` are keyed by example kind
     (``"*"`` for all kinds); ``recipes`` are per-task values the model's catalogue states
     explicitly. ``trains`` is False for models that are only evaluated (LLMs zero-shot),
-    which may then run tasks that have no training split.
+    which may then run tasks that have no training split. ``explain(name, argument, values)``,
+    when given, returns ``{setting: (value, why)}`` for values the model resolves itself when it
+    loads (``dtype=auto``): ``--dry-run`` shows them as they will be on this machine.
     """
 
     name: str
@@ -293,6 +295,7 @@ class ModelSpec(SpecMixin):
     settings: tuple[Setting, ...] = ()
     recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
     recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
+    explain: Ref | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,8 @@ from clue_models_llm.kinds import GENERIC_KINDS, OPEN_QUESTION
 CATEGORY = "llm"
 #: The factory every model name of this plugin is built by, bound to its family (``create.vllm``).
 FACTORY = "clue_models_llm.factory:create.{}"
+#: What ``--dry-run`` asks for ``dtype=auto`` as it will load on this machine.
+EXPLAIN_DTYPE = "clue_models_llm.cpu_bf16:explain"
 #: Every kind: choices are scored or answers generated; open questions are answered turn by turn; the
 #: generic kinds (NER's entity spans, KgCLUE's triples) generated and read by the task's own parse.
 KINDS = (CLASSIFICATION, SPAN, MULTIPLE_CHOICE, OPEN_QUESTION, *GENERIC_KINDS)
@@ -44,14 +46,20 @@ def clue_models() -> list[ModelSpec]:
     """One model name per backend declaration (families first, then named models, then catalogue entries)."""
     infos = declared()
     specs = [ModelSpec(info.family, _factory(info), KINDS, info.description, family=True, category=CATEGORY,
-                       trains=False, settings=info.settings) for info in infos if info.argument]
+                       trains=False, settings=info.settings, explain=_explain(info)) for info in infos if info.argument]
     specs += [ModelSpec(info.family, _factory(info), KINDS, info.description, size_class=info.size_class,
-                        category=CATEGORY, trains=False, settings=info.settings) for info in infos if not info.argument]
+                        category=CATEGORY, trains=False, settings=info.settings, explain=_explain(info))
+              for info in infos if not info.argument]
     specs += [ModelSpec(f"{info.family}:{entry.hub_id}", _factory(info), KINDS, entry.description,
                         size_class=entry.size_class, parameters=entry.parameters, category=CATEGORY, trains=False,
-                        settings=info.settings, recommendations=recommendations(entry))
+                        settings=info.settings, recommendations=recommendations(entry), explain=_explain(info))
               for info in infos for entry in info.catalogue]
     return specs
+
+
+def _explain(info: BackendInfo) -> str | None:
+    """The transformers backend's models resolve ``dtype=auto`` by the machine (:mod:`clue_models_llm.cpu_bf16`)."""
+    return EXPLAIN_DTYPE if info.family in ("llm", "llm-tiny") else None
 
 
 def _factory(info: BackendInfo) -> str:

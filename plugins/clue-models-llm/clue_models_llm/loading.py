@@ -114,14 +114,18 @@ def pick_device(device_map: str, rank: int) -> Any:
     return torch.device("cpu")
 
 
-def pick_dtype(name: str, device: Any) -> Any:
-    """``auto``: bfloat16 on GPUs that have it (else float16), float32 on the CPU."""
+def pick_dtype(name: str, device: Any, source: str | None = None, revision: str = "") -> Any:
+    """``auto``: bfloat16 on GPUs that have it (else float16); on the CPU bfloat16 where the CPU has native
+    bf16 and the checkpoint is stored in bf16, else float32 (:func:`clue_models_llm.cpu_bf16.auto_on_cpu`;
+    ``source`` None, llm-tiny, and GGUF files stay float32)."""
     import torch
 
     gpu = torch.cuda.is_available() and (device is None or device.type == "cuda")
     if name == "auto":
         if not gpu:
-            return torch.float32
+            from clue_models_llm.cpu_bf16 import auto_on_cpu
+
+            return getattr(torch, auto_on_cpu(source, revision, download=True)[0] or "float32")
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     if name == "float16" and not gpu:
         raise ClueError("dtype=float16 needs a CUDA GPU; on the CPU use float32 or bfloat16")

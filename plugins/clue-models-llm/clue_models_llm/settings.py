@@ -61,8 +61,9 @@ COMMON: tuple[Setting, ...] = (
     _key("temperature", float, 0.0, "generate: 0 is greedy (the default); above 0 samples with the run's seed",
          minimum=0.0, report=True),
     Setting("eval_batch_size", int, 16, "examples scored or generated together per process", minimum=1),
-    _key("dtype", str, "auto", "weights' dtype: auto is bfloat16 (float16 without bf16) on a GPU, float32 on "
-         "the CPU", choices=DTYPES),
+    _key("dtype", str, "auto", "weights' dtype: auto is bfloat16 (float16 without bf16) on a GPU; on the CPU "
+         "bfloat16 where it has native bf16 (AVX-512 BF16, AMX) and the checkpoint is stored in bfloat16, else "
+         "float32 (llm-tiny and .gguf files: float32); --dry-run shows which", choices=DTYPES),
     Setting("device_map", str, "", "'' puts the model on this process's device; 'auto' spreads a model larger "
             "than one GPU over all visible GPUs (one process only)"),
     Setting("traditional", bool, False, "convert answers to Traditional Chinese (OpenCC s2tw) before scoring "

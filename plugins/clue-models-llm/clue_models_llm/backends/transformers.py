@@ -67,7 +67,7 @@ class TransformersBackend(Backend):
                             "torchrun/accelerate launch (or leave device_map empty for data parallelism)")
         loading.quiet_transformers()
         device = loading.pick_device(settings.device_map, context.rank)
-        dtype = loading.pick_dtype(settings.dtype, device)
+        dtype = loading.pick_dtype(settings.dtype, device, self.source, settings.revision)
         if self.source is None:
             from clue_models_llm.tiny import build_model
 
