@@ -17,7 +17,7 @@ import torch
 
 from clue_models_llm import generation, tiny
 from clue_models_llm.generation import Generator
-from clue_models_llm.generation_batches import MIN_SHARED_TOKENS, PrefixCache, common_length
+from clue_models_llm.generation_batches import MIN_SHARED_TOKENS, PrefixCache, batch_order, common_length
 
 TEXT = "阅读下面的文章回答问题天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳。答案：\n"
 INSTRUCTION = "阅读下面的文章，回答问题。\n"
@@ -124,11 +124,46 @@ def test_prompts_longer_than_the_window_share_nothing_and_still_agree(tokenizer,
     prompts = prompts_of(tokenizer, INSTRUCTION * 3)
     assert max(len(p) for p in prompts) > gemma.config.sliding_window
     prefixes = PrefixCache(gemma, prompts, torch.device("cpu"), generation.new_cache)
-    assert prefixes.window == 40 and prefixes.shared_length(prompts) == 0
-    assert prefixes.shared_length([p[:30] for p in prompts]) > 0
+    assert prefixes.window == 40 and prefixes.plan(prompts) is None
+    assert prefixes.plan([p[:30] for p in prompts]) is not None
     batched = generator(gemma, tokenizer, batch_size=4).generate(prompts)
     for prompt, got in zip(prompts, batched):
         assert got.text == one_at_a_time(gemma, tokenizer, prompt)
+
+
+ARTICLES = ("天地玄黄宇宙洪荒", "日月盈昃辰宿列张", "寒来暑往秋收冬藏")
+
+
+def passage_prompts(tokenizer) -> tuple[list[list[int]], list[int]]:
+    """Three questions about each of three passages, and three prompts of their own; the passages' prompts."""
+    texts, grouped = [], []
+    for a, article in enumerate(ARTICLES):
+        for question in QUESTIONS[a:a + 3]:
+            grouped.append(len(texts))
+            texts.append(f"阅读文章回答。\n文章：{article}{article[:4]}\n问题：{question[:4]}\n答案：")
+    texts[4:4] = [f"阅读文章回答。\n问题：{q[:12]}\n答案：" for q in QUESTIONS[5:8]]
+    grouped = [i if i < 4 else i + 3 for i in grouped]
+    return [tokenizer(t, add_special_tokens=False).input_ids for t in texts], grouped
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_questions_about_one_passage_share_it(request, tokenizer, family) -> None:
+    model = request.getfixturevalue(family)
+    prompts, grouped = passage_prompts(tokenizer)
+    order = batch_order(prompts)
+    places = [order.index(i) for i in grouped]
+    assert all(max(places[k:k + 3]) - min(places[k:k + 3]) == 2 for k in (0, 3, 6))  # each passage's together
+    with Passes(model) as passes:
+        batched = generator(model, tokenizer, batch_size=len(prompts)).generate(prompts)
+    alone = [shape for shape in passes.calls if shape[0] == 1]
+    # the common instruction once, each passage once; with sliding layers each prompt of its own too, in
+    # full, as a passage's prefix and another prompt's own tokens side by side would not fit the window
+    assert len(alone) == (1 + 3 if family == "llama" else 1 + 3 + 3)
+    assert passes.calls[len(alone)][0] == len(prompts)  # then one pass of every row's own tokens
+    for prompt, got in zip(prompts, batched):
+        assert got.text == one_at_a_time(model, tokenizer, prompt), tokenizer.decode(prompt)
+    split = generator(model, tokenizer, batch_size=4).generate(prompts)  # passages cut across batches
+    assert [g.text for g in split] == [g.text for g in batched]
 
 
 def test_stop_strings_and_max_tokens_batched_as_one_at_a_time(tokenizer, llama) -> None:
@@ -180,13 +215,13 @@ def test_cmrc2018_predictions_unchanged_by_the_batch_size(run_cli, tmp_path, mon
     from clue_models_llm import generation_batches
 
     shared: list[int] = []
-    expanded = generation_batches.PrefixCache.expanded
+    joined = generation_batches.PrefixCache.joined
 
-    def counted(self, prefix, rows):
-        shared.append(rows)
-        return expanded(self, prefix, rows)
+    def counted(self, prompts, lengths):
+        shared.append(len(prompts))
+        return joined(self, prompts, lengths)
 
-    monkeypatch.setattr(generation_batches.PrefixCache, "expanded", counted)
+    monkeypatch.setattr(generation_batches.PrefixCache, "joined", counted)
     texts = {}
     for size in (1, 8):
         out = tmp_path / f"batch{size}"

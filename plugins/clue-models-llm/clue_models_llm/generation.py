@@ -11,12 +11,13 @@ end-of-sequence token or at a stop string found after its first non-blank charac
 Finished rows leave the batch (their cache rows are dropped), so a batch runs only as
 long as its longest answer.
 
-Batches hold prompts of similar lengths (longest first). The tokens every prompt of a
-batch begins with (instructions, few-shot demos) are computed once, in a row of their own,
-and that cache is repeated for the batch's rows (:mod:`clue_models_llm.generation_batches`); the
-tokens all prompts of the call begin with are computed once for the whole call. A row's
-computation is its unpadded one (same positions, every padding column masked), so greedy
-answers equal one prompt at a time.
+Batches hold prompts of similar lengths (longest first), prompts sharing a prefix (several
+questions about one passage) next to each other. The tokens every prompt begins with
+(instructions, few-shot demos) are computed once for the whole call, the tokens a group of
+a batch's prompts shares once for the group, in a row of their own, and the rows' caches
+joined (:mod:`clue_models_llm.generation_batches`). A row's computation is its unpadded
+one (same positions, every padding column masked), so greedy answers equal one prompt at a
+time.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 import torch
 
 from clue_models_llm.extract import THINK_CLOSE, THINK_OPEN, cut_at_stop
-from clue_models_llm.generation_batches import PrefixCache
+from clue_models_llm.generation_batches import PrefixCache, batch_order
 from clue_models_llm.runtime import forward, input_device, left_padded, new_cache
 
 #: Written for the model when its thinking budget is spent.
@@ -89,7 +90,7 @@ class Generator:
                  done: Callable[[list[int], list[Generated]], None] | None = None) -> list[Generated]:
         """One generation per prompt, in prompt order; ``thinking[i]``: prompt i ends inside a think block."""
         thinking = list(thinking) if thinking is not None else [False] * len(prompts)
-        order = sorted(range(len(prompts)), key=lambda i: (-len(prompts[i]), i))
+        order = batch_order(prompts)
         results: list[Generated | None] = [None] * len(prompts)
         self.prefixes = PrefixCache(self.model, prompts, self.device, new_cache)
         try:
@@ -143,19 +144,22 @@ class Generator:
     def _prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(cache, mask, next position per row, last logits)`` after the batch's prompts.
 
-        With a shared prefix the rows are ``prefix | padding | suffix`` (the padding masked,
-        positions counting real tokens), otherwise ``padding | prompt``.
+        With shared prefixes a row is ``its prefix | padding | its own tokens`` (the padding
+        masked, positions counting real tokens), otherwise ``padding | prompt``.
         """
         prefixes = self.prefixes or PrefixCache(self.model, prompts, self.device, new_cache)
-        shared = prefixes.shared_length(prompts)
-        if shared:
-            cache = prefixes.expanded(prompts[0][:shared], len(prompts))
-            ids, suffix_mask, positions = left_padded([p[shared:] for p in prompts], self.pad_id, self.device)
-            ones = torch.ones((len(prompts), shared), dtype=suffix_mask.dtype, device=suffix_mask.device)
-            mask = torch.cat([ones, suffix_mask], dim=1)
-            logits = forward(self.model, ids, mask, positions + shared, cache, logits_to_keep=1).logits[:, -1, :]
-            mask = prefixes.close_gaps(cache, mask, shared)
-            return cache, mask, shared + suffix_mask.sum(-1), logits
+        lengths = prefixes.plan(prompts)
+        if lengths:
+            cache = prefixes.joined(prompts, lengths)
+            ids, own_mask, positions = left_padded([p[n:] for p, n in zip(prompts, lengths)], self.pad_id,
+                                                   self.device)
+            width = max(lengths)
+            shared = torch.tensor([[1] * n + [0] * (width - n) for n in lengths], dtype=own_mask.dtype)
+            mask = torch.cat([shared.to(own_mask.device), own_mask], dim=1)
+            offsets = torch.tensor(lengths, dtype=torch.long, device=self.device)
+            logits = forward(self.model, ids, mask, positions + offsets.unsqueeze(1), cache,
+                             logits_to_keep=1).logits[:, -1, :]
+            return cache, prefixes.close_gaps(cache, mask), offsets + own_mask.sum(-1), logits
         ids, mask, positions = left_padded(prompts, self.pad_id, self.device)
         cache = new_cache(self.model)
         logits = forward(self.model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]
