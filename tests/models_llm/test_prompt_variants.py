@@ -21,9 +21,10 @@ CLASSIC = ("afqmc", "tnews", "iflytek", "ocnli", "cmnli", "cluewsc2020", "csl")
 MRC = ("cmrc2018", "drcd", "chid", "c3")
 FEWCLUE = tuple(f"fewclue-{name}" for name in ("eprstmt", "csldcp", "tnews", "iflytek", "ocnli", "bustm", "chid",
                                                 "csl", "cluewsc"))
+OTHERS = ("cluener2020", "kgclue", "superclue-close")  # DataCLUE's tasks and SuperCLUE's open questions have none
 
 
-@pytest.mark.parametrize("name", [*CLASSIC, *MRC, *FEWCLUE])
+@pytest.mark.parametrize("name", [*CLASSIC, *MRC, *FEWCLUE, *OTHERS])
 def test_every_task_with_a_prompt_ships_three_to_five_variants_that_pass_the_checks(kernel, name: str) -> None:
     task = kernel.task(name)
     names = variant_names(task.prompt)
@@ -87,7 +88,7 @@ def test_the_setting_picks_variants_and_refuses_an_unknown_name_listing_the_task
                                  "plain, fields, yes_no, prefix; or all, default)")
     with pytest.raises(ClueError, match="no prompt variant ','"):
         variants.chosen(task, ",")
-    spread = variants.Spread(kernel.task("superclue-close"), "all")
+    spread = variants.Spread(kernel.task("dataclue-afqmc"), "all")
     assert spread.names == [] and spread.metrics == () and "has no variants" in (spread.note or "")
     preset = variants.Spread(task, "all", preset=True)
     assert preset.names == [] and "protocol preset" in (preset.note or "")
@@ -137,3 +138,29 @@ def test_the_spread_metric_gives_nothing_without_the_runs_dev_context_or_records
     mixed = [*predictions[:2], dataclasses.replace(predictions[2], raw=None), predictions[3]]
     totals = prompt_spread.compute(examples, mixed, context=_Context(examples)).totals
     assert totals["prompt_variant_plain"] == 75.0  # example 2 keeps its default answer "1" (plain said "0")
+
+
+def test_ask_keeps_the_default_predictions_and_records_each_variant_on_labelled_dev_examples_only(kernel) -> None:
+    task = kernel.task("afqmc")
+    spread = variants.Spread(task, "yes_no,prefix")
+    spread.fit(lambda worded: Renderer(worded))
+    examples = [ClassificationExample("0", "a", "b", "1"), ClassificationExample("1", "c", "d", None)]
+    default = [Prediction("0", "1", (-2.0, -1.0), {"usage": [{"prompt_tokens": 3}]}), Prediction("1", "0", None, {})]
+    asked: list[tuple[str, list[str]]] = []
+
+    def answer(name, renderer, subset):
+        asked.append((name, [renderer.render(e).prompt for e in subset]))
+        return [Prediction(e.id, "0", (-1.0, -3.0), {"usage": [{"prompt_tokens": 5}]}) for e in subset]
+
+    assert spread.ask(examples, default, answer, "test_public") == default and asked == []  # not scored there
+    result = spread.ask(examples, default, answer, "dev")
+    assert [name for name, _ in asked] == ["yes_no", "prefix"] and all(len(p) == 1 for _, p in asked)  # labelled
+    assert asked[0][1][0].endswith("相同回答“是”，不同回答“否”。\n\n问题一：a\n问题二：b\n答案：")
+    assert [(p.id, p.value, p.scores) for p in result] == [(p.id, p.value, p.scores) for p in default]
+    assert result[0].raw["prompt_variants"] == {"values": {"default": "1", "yes_no": "0", "prefix": "0"},
+                                                "scores": {"default": [-2.0, -1.0], "yes_no": [-1.0, -3.0],
+                                                           "prefix": [-1.0, -3.0]}}
+    assert result[0].raw["usage"] == [{"prompt_tokens": 3}, {"prompt_tokens": 5}, {"prompt_tokens": 5}]  # billed
+    assert result[1] == default[1]  # no gold: asked once
+    info = spread.info(Renderer(task))
+    assert info["applied"] and list(info["template_sha256"]) == ["default", "yes_no", "prefix"]

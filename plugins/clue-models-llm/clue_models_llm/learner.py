@@ -145,7 +145,8 @@ class LLMLearner:
         self.renderer = Renderer(self.task, demos=self.demos, chat=self.prompting.chat,
                                  prefix_in_chat=self.prompting.prefix_in_chat)
         self.spread.fit(lambda worded: Renderer(worded, demos=self.demos, chat=self.prompting.chat,
-                                                prefix_in_chat=self.prompting.prefix_in_chat))
+                                                prefix_in_chat=self.prompting.prefix_in_chat),
+                        computed=self.description.computed)
         if self.spread.note:
             self._echo(self.spread.note)
         if self.protocol is not None:  # asked as the preset renders it (same interface: render, skeleton)
@@ -221,7 +222,7 @@ class LLMLearner:
 
     def _answer(self, examples: Sequence[Example]) -> list[Prediction]:
         """The default prompt's predictions; with ``prompt_variants``, each variant's answers in their raw."""
-        return self.spread.ask(examples, self._asked(examples), self._asked_as)
+        return self.spread.ask(examples, self._asked(examples), self._asked_as, getattr(self.context, "split", ""))
 
     def _asked_as(self, name: str, renderer: Renderer, examples: Sequence[Example]) -> list[Prediction]:
         with variants.worded(self, name, renderer):

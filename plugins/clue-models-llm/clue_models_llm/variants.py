@@ -10,20 +10,20 @@ the same protocol in other words: instruction, field labels, answer words, answe
   so, and only its prompt is asked);
 * ``name,name``: those variants (an unknown name is one ``error:`` line listing the task's).
 
-Only labelled examples are asked again (a test file's answers cannot be scored, and the submission
-is the default prompt's). The run's predictions stay the default prompt's, so every file of the run
-and its primary metric are what they are with ``prompt_variants=default``; each variant's answer (its
-value, and its choice scores where it has some, for a decode step that reads them) is kept in
-``raw["prompt_variants"]``. Each variant's question is its own request, with its own prompt in its
-cache key: a rerun answers every variant from the cache, and a run of the default prompt alone shares
-its answers. The built-in metric ``prompt_spread`` (:mod:`clue_builtin.prompt_spread`) scores each
-variant with the task's primary metric and their mean ± std; the learner names it in its
-``extra_metrics``. What a variant's requests cost (a server's tokens) is added to the example's
-``raw["usage"]``, so it is billed with the rest.
+Only labelled dev examples are asked again (a test file's answers cannot be scored, the submission is
+the default prompt's, and the spread is scored on dev: ``clue_builtin.prompt_spread``). The run's
+predictions stay the default prompt's, so every file of the run and its primary metric are what they are
+with ``prompt_variants=default``; each variant's answer (its value, and its choice scores where it has
+some, for a decode step that reads them) is kept in ``raw["prompt_variants"]``. Each variant's question
+is its own request, with its own prompt in its cache key: a rerun answers every variant from the cache,
+and a run of the default prompt alone shares its answers. The built-in metric ``prompt_spread``
+(:mod:`clue_builtin.prompt_spread`) scores each variant with the task's primary metric and their mean ±
+std; the learner names it in its ``extra_metrics``. What a variant's requests cost (a server's tokens)
+is added to the example's ``raw["usage"]``, so it is billed with the rest.
 
 Not applied (one line says why): under a protocol preset (``protocol=opencompass:…``: another
-framework's prompt, not the task's), and to open questions (judged by a model: each variant would be
-judged again).
+framework's prompt, not the task's), to open questions (judged by a model: each variant would be
+judged again), and to answers read from a record (``answers:<file>``: each question asked one way).
 """
 
 from __future__ import annotations
@@ -92,17 +92,28 @@ class Spread:
         """The metric the learner adds (none when no variant is asked)."""
         return (METRIC,) if self.names else ()
 
-    def fit(self, make: Callable[[TaskSpec], Renderer]) -> None:
-        """A renderer per variant, built as the default's is (``make``: demos, chat) for the task so worded."""
+    def fit(self, make: Callable[[TaskSpec], Renderer], computed: bool = True) -> None:
+        """A renderer per variant, built as the default's is (``make``: demos, chat) for the task so worded;
+        none where the answers are read, not computed (``answers:<file>`` holds each question asked one way)."""
+        if self.names and not computed:
+            self.note = (f"prompt_variants={self.setting}: not applied: the answers are read from a record, which "
+                         f"holds each question of task {self.task.name} asked one way")
+            self.names = []
         prompt = self.task.prompt
         assert prompt is not None or not self.names
         self.renderers = {name: make(dataclasses.replace(self.task, prompt=prompt_variant(prompt, name)))
                           for name in self.names}
 
-    def ask(self, examples: Sequence[Example], predictions: list[Prediction], answer: Answer) -> list[Prediction]:
-        """``predictions`` (the default prompt's) with each labelled example's variants' answers in its raw."""
+    def ask(self, examples: Sequence[Example], predictions: list[Prediction], answer: Answer,
+            split: str = "") -> list[Prediction]:
+        """``predictions`` (the default prompt's) with each labelled example's variants' answers in its raw.
+
+        Only dev is asked again (``split``: the kernel's ``context.split``; ``""`` outside a run's
+        prediction of a split): the spread is scored on dev, and another labelled split (FewCLUE's
+        ``test_public``) would cost every variant's requests for nothing scored.
+        """
         labelled = [index for index, example in enumerate(examples) if gold(example) is not None]
-        if not self.renderers or not labelled:
+        if not self.renderers or not labelled or split not in ("dev", ""):
             return predictions
         subset = [examples[index] for index in labelled]
         answered = {name: answer(name, renderer, subset) for name, renderer in self.renderers.items()}

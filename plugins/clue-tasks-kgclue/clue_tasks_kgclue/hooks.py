@@ -12,6 +12,7 @@ from clue_core.plugin import (
     KindSpec,
     MetricSpec,
     Prompt,
+    PromptVariant,
     PublishedScore,
     Setting,
     SubmissionWriterSpec,
@@ -56,6 +57,14 @@ PROMPT = Prompt(
     render=f"{_PACKAGE}.prompting:render",  # an LLM's question (with the KB's candidates) and answer (prompting.py)
     parse=f"{_PACKAGE}.prompting:parse",
     answer=f"{_PACKAGE}.prompting:answer",
+    # --set prompt_variants=all: render writes the question, so only the instruction and the prefix are reworded
+    variants=(
+        PromptVariant("plain", instruction="用知识库三元组“主语 ||| 谓语 ||| 宾语”回答问题，"
+                      "主语写实体全名，不要解释。"),
+        PromptVariant("steps", instruction="先找出问题所问的实体（写全名，有消歧义说明的连同括号写出），再找出所问的"
+                      "关系，然后给出回答它的知识库三元组，格式为“主语 ||| 谓语 ||| 宾语”，不要解释。"),
+        PromptVariant("prefix", answer_prefix="答："),
+    ),
 )
 
 

@@ -14,6 +14,7 @@ from clue_core.plugin import (
     Leaderboard,
     MetricSpec,
     Prompt,
+    PromptVariant,
     SubmissionWriterSpec,
     TaskSpec,
     TestVersion,
@@ -54,6 +55,13 @@ PROMPT = Prompt(
     answer_prefix="答案：",
     parse=f"{_PACKAGE}.prompting:parse",  # an LLM's JSON answer -> spans at every occurrence (prompting.py)
     answer=f"{_PACKAGE}.prompting:answer",
+    variants=(  # --set prompt_variants=all: the same JSON answer in other words (read by the same parse)
+        PromptVariant("plain", instruction="列出句子里的命名实体（"
+                      + "、".join(f"{TYPE_NAMES[t]}（{t}）" for t in TYPES)
+                      + "），用JSON对象回答：键为类别英文名，值为实体原文的列表；没有实体时回答{}。"),
+        PromptVariant("fields", template="文本：{text}"),
+        PromptVariant("prefix", answer_prefix="答："),
+    ),
 )
 
 CLUENER2020 = TaskSpec(

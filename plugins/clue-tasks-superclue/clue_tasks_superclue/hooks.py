@@ -20,6 +20,7 @@ from clue_core.plugin import (
     TaskSpec,
     hookimpl,
 )
+from clue_tasks_superclue import prompt_variants
 
 _PACKAGE = "clue_tasks_superclue"
 #: This plugin's example kind: open questions (clue_tasks_superclue.examples), answered in free text.
@@ -96,6 +97,7 @@ CLOSE = TaskSpec(
         instruction="请从选项中选出问题的正确答案。",
         template="问题：{question}\n选项：\n{choices}",
         answer_prefix="答案：",
+        variants=prompt_variants.CLOSE,  # --set prompt_variants=all
     ),
     notes="Example ids are '<dimension>/<question id>', so accuracy per dimension needs nothing but the ids.",
 )
