@@ -63,7 +63,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "cmrc2018": {
         "opencompass:CLUE_CMRC_gen_1bd3c8": {
             "source": _SOURCE + "CLUE_CMRC/CLUE_CMRC_gen_1bd3c8.py (CLUE_CMRC_gen)",
-            "inferencer": "gen", "fields": f"{_PACKAGE}:cmrc_fields", "evaluator": "em", "postprocess": "after_answer_is",
+            "inferencer": "gen", "fields": f"{_PACKAGE}:cmrc_fields", "evaluator": "em",
+            "postprocess": "after_answer_is",  # OpenCompass's cmrc_postprocess
             "template": (("HUMAN", _CMRC_PROMPT),),
         },
     },
