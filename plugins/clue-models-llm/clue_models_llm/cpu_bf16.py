@@ -2,8 +2,9 @@
 
 On a CPU with AVX-512 BF16 or AMX a bf16 matmul runs at 2-3x the fp32 rate, so ``dtype=auto``
 loads ``llm:`` in bfloat16 there when the checkpoint is stored in bfloat16 (its weights are then
-exactly the file's); elsewhere torch emulates bf16 far below the fp32 rate, so auto stays float32. The answer comes from the CPU's flags in ``/proc/cpuinfo`` (cheap: ``--dry-run``
-shows it without importing torch) and, where torch is already imported (the model is loading) or
+exactly the file's); elsewhere torch emulates bf16 far below the fp32 rate, so auto stays float32.
+The answer comes from the CPU's flags in ``/proc/cpuinfo`` (cheap: ``--dry-run`` shows it without
+importing torch) and, where torch is already imported (the model is loading) or
 there is no ``/proc/cpuinfo`` (macOS, Windows), from torch's own probes: a torch build that does not
 use the instructions gets no bf16 from auto, whatever the CPU has. Two sources never resolve auto
 to bf16: ``llm-tiny`` (its outputs are the tests' and goldens' references, the same on every CPU) and
@@ -108,7 +109,10 @@ def checkpoint_config(source: str, revision: str = "", *, download: bool = False
     import json
 
     folder = Path(source).expanduser()
-    path: Any = folder / "config.json" if folder.is_dir() else None
+    try:
+        path: Any = folder / "config.json" if folder.is_dir() else None
+    except OSError:  # a name too long for the file system: not a folder (loading says so)
+        return None
     if path is None:
         try:
             from huggingface_hub import hf_hub_download, try_to_load_from_cache
