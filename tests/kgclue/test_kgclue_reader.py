@@ -108,6 +108,27 @@ def test_a_knowledge_line_with_fewer_than_three_fields_is_one_error(tmp_path: Pa
     assert str(error.value) == f"{kb}:2: expected 'head<TAB>relation<TAB>tail', got 1 field(s)"
 
 
+def test_a_knowledge_file_not_utf8_names_the_line_of_the_bad_byte(tmp_path: Path) -> None:
+    """The decoder reads ahead in chunks, so the line must come from the line holding the byte, not from
+    how far the text reader had got (it named line 1 of a 300-line file whose line 250 was Latin-1)."""
+    kb = tmp_path / "Knowledge.txt"
+    lines = [f"实体{i}\t关系\t值{i}".encode() for i in range(300)]
+    lines[249] = "é\tb\tc".encode("latin-1")
+    kb.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InputError) as error:
+        candidates_for(kb, ["实体1"])
+    assert str(error.value) == f"{kb}:250: not UTF-8 text (invalid continuation byte)"
+    kb.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines[:3]) + b"\r\n")  # a BOM and CRLF still read
+    assert candidates_for(kb, ["实体1是什么"]) == [(("实体1", "关系", "值1"),)]
+
+
+def test_a_knowledge_folder_or_an_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"cannot read the knowledge file \(Is a directory\)"):
+        candidates_for(tmp_path, ["a"])
+    (tmp_path / "Knowledge.txt").write_text("", encoding="utf-8")
+    assert candidates_for(tmp_path / "Knowledge.txt", ["a", "b"]) == [(), ()]
+
+
 def test_the_kb_setting_finds_its_file_and_joins_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _copy_sample(tmp_path)
     (folder / "knowledge").mkdir()

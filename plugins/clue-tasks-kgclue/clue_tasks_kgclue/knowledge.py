@@ -44,8 +44,11 @@ def read_knowledge(path: Path, wanted: set[str]) -> dict[str, list[Triple]]:
     found: dict[str, list[Triple]] = {}
     line = 0
     try:
-        with Path(path).open(encoding="utf-8-sig") as handle:
-            for line, text in enumerate(handle, start=1):
+        # Bytes decoded a line at a time: a text reader decodes chunks ahead of the lines it yields, so its
+        # error could not name the line holding the bad byte.
+        with Path(path).open("rb") as handle:
+            for line, raw in enumerate(handle, start=1):
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
                 if not text.strip():
                     continue
                 fields = text.rstrip("\r\n").split("\t")
@@ -58,7 +61,7 @@ def read_knowledge(path: Path, wanted: set[str]) -> dict[str, list[Triple]]:
     except FileNotFoundError:
         raise DataError(f"{path}: no such knowledge file (setting kb)") from None
     except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})", line=line + 1) from None
+        raise InputError(path, f"not UTF-8 text ({exc.reason})", line=line) from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read the knowledge file ({exc.strerror})") from None
     return found
