@@ -8,7 +8,8 @@ What it does, per preset (an OpenCompass dataset config name, e.g. ``CLUE_C3_ppl
 * **OpenCompass** runs in its own virtual environment (``--venv``, never this checkout's), built
   once by ``--install`` (the commands are in :data:`INSTALL`): ``opencompass==0.5.4`` and
   ``pyarrow<18`` (its ``numpy<2`` pin needs an older pyarrow) over this checkout's torch 2.13.0
-  (CPU) and transformers 5 (``--system-site-packages``: nothing of torch is downloaded).
+  (CPU) and transformers 5 (a ``.pth`` line to this checkout's site-packages: nothing of torch is
+  downloaded).
   ``benchmarks/opencompass_side.py`` runs the config's dataset class, ``ZeroRetriever``, its PPL
   or Gen inferencer over ``HuggingFaceBaseModel`` (batch size 1, float32, greedy) and its evaluator,
   with ``HF_HUB_OFFLINE=1`` and ``tokenizer.batch_encode_plus`` shimmed (gone in transformers 5).
@@ -19,9 +20,14 @@ What it does, per preset (an OpenCompass dataset config name, e.g. ``CLUE_C3_ppl
   samples, records of the real dev files) written into OpenCompass's data layout
   (``--work``/data/CLUE/C3/dev_0.json, data/FewCLUE/eprstmt/dev_few_all.json, ...); clue-core reads
   the same files through ``--data-dir``. Both take the first N in file order (OpenCompass's
-  ``test_range`` ``[0:N]``, clue-core's ``run --first N``).
+  ``test_range`` ``[0:N]``, clue-core's ``run --first N``). OCNLI's lines without a majority label
+  (``-``), which clue-core's reader leaves out, are left out of OpenCompass's copy too (OpenCompass
+  would ask them and count them wrong: no label word is ``-``).
 * **clue-core**: ``clue-core run <task> --model llm:<folder> --set protocol=opencompass:<config>
   --first N --set dtype=float32 --set eval_batch_size=1``; its predictions/dev.jsonl per example.
+  The two sides run at the same time, one torch thread each (``--threads``; on a loaded 2-core
+  machine two threads per process ran a forward pass 2-6x slower than one); their output goes to
+  ``--work``/logs.
 * **The comparison**: examples, agreement (ppl: the same label text chosen; gen: the same
   post-processed answer), both accuracies (clue-core's metrics.json, OpenCompass's evaluator), the
   largest difference of a choice's loss (ppl; clue-core's ``mean_all`` score is minus OpenCompass's
@@ -44,9 +50,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = ROOT / "plugins"
-#: How the OpenCompass side is installed (``--install`` runs these; the venv's python is ``VENV/bin/python``).
+#: How the OpenCompass side is installed (``--install`` runs these when ``--venv`` has no python). The venv sees
+#: this checkout's site-packages through a ``.pth`` line (``--system-site-packages`` from a venv's python
+#: reaches only the base interpreter's), so torch 2.13.0 (CPU) and transformers come from there and the pins
+#: below are already satisfied: pip downloads nothing of them (never a CUDA torch); opencompass's own
+#: ``numpy<2`` pin installs numpy 1.26 into the venv, ahead of the checkout's.
 INSTALL = ("{python} -m venv --system-site-packages {venv}",
-           "{venv}/bin/python -m pip install opencompass==0.5.4 'pyarrow<18' torch==2.13.0 transformers=={tf}")
+           "echo {site} > {venv}/lib/python3.{minor}/site-packages/zz_clue_venv.pth",
+           "{venv}/bin/python -m pip install opencompass==0.5.4 'pyarrow<18' torch=={torch} transformers=={tf}")
 
 #: clue-core task → (its plugin's sample folder, [(OpenCompass's data file, the task's dev file(s))]).
 TASKS: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
@@ -81,13 +92,19 @@ def has_preset(task: str, config: str) -> bool:
 
 
 def install(venv: Path) -> Path:
-    """Build the OpenCompass venv (once); refuse to go on if its torch is not this checkout's."""
+    """Build the OpenCompass venv once (:data:`INSTALL`)."""
+    import sysconfig
+
+    import torch
     import transformers
 
     python = venv / "bin" / "python"
     if not python.exists():
+        values = {"python": sys.executable, "venv": venv, "site": sysconfig.get_paths()["purelib"],
+                  "minor": sys.version_info.minor, "torch": torch.__version__.split("+")[0],
+                  "tf": transformers.__version__}
         for line in INSTALL:
-            command = line.format(python=sys.executable, venv=venv, tf=transformers.__version__)
+            command = line.format(**values)
             print("$", command, flush=True)
             subprocess.run(command, shell=True, check=True)
     return python
@@ -143,7 +160,11 @@ def write_data(task: str, root: Path | None, work: Path) -> tuple[Path, Path]:
     for target, names in files:
         path = work / "data" / target
         path.parent.mkdir(parents=True, exist_ok=True)
-        if len(names) == 1:
+        if task == "ocnli":  # clue-core's reader leaves out the lines without a majority label ('-')
+            lines = (source / names[0]).read_text("utf-8").splitlines()
+            kept = [line for line in lines if line.strip() and json.loads(line).get("label") != "-"]
+            path.write_text("\n".join(kept) + "\n", "utf-8")
+        elif len(names) == 1:
             shutil.copyfile(source / names[0], path)
         else:  # C3's dialogue and mixed-genre files: one list, in the order clue-core reads them
             records = [record for name in names for record in json.loads((source / name).read_text("utf-8"))]
@@ -151,8 +172,22 @@ def write_data(task: str, root: Path | None, work: Path) -> tuple[Path, Path]:
     return source, work
 
 
-def opencompass_run(python: Path, config: str, data_root: Path, model: Path, first: int, work: Path,
-                    max_out_len: int) -> dict[str, Any]:
+def _env(threads: int) -> dict[str, str]:
+    """One thread per side by default: on a loaded 2-core machine two torch threads each run slower than one."""
+    n = str(threads)
+    return {**os.environ, "OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+def start(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as handle:
+        return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+
+
+def opencompass_start(python: Path, config: str, data_root: Path, model: Path, first: int, work: Path,
+                      max_out_len: int, threads: int) -> tuple[subprocess.Popen[bytes], Path]:
+    """OpenCompass's side in its venv (``opencompass_side.py``); its result file once the process ends."""
     out = work / "opencompass" / f"{config}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
@@ -160,36 +195,62 @@ def opencompass_run(python: Path, config: str, data_root: Path, model: Path, fir
             "max_out_len": max_out_len, "max_seq_len": 4096, "out": str(out)}
     spec_file = work / "opencompass" / f"{config}.spec.json"
     spec_file.write_text(json.dumps(spec), "utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "HF_DATASETS_CACHE": str(work / "hf-datasets"), "PYTHONPATH": ""}
-    subprocess.run([str(python), str(ROOT / "benchmarks" / "opencompass_side.py"), str(spec_file)], check=True,
-                   env=env)
-    return json.loads(out.read_text("utf-8"))
+    env = {**_env(threads), "HF_DATASETS_CACHE": str(work / "hf-datasets"), "PYTHONPATH": ""}
+    command = [str(python), str(ROOT / "benchmarks" / "opencompass_side.py"), str(spec_file)]
+    return start(command, work / "logs" / f"{config}.opencompass.log", env), out
 
 
-def clue_core_run(task: str, config: str, data: Path, model: Path, first: int, work: Path,
-                  max_out_len: int) -> tuple[list[dict[str, Any]], dict[str, Any], list[str]]:
-    out = work / "clue-core" / config
-    command = [sys.executable, "-m", "clue_core", "run", task, "--model", f"llm:{model}", "--data-dir", str(data),
-               "--first", str(first), "--set", f"protocol=opencompass:{config}", "--set", "dtype=float32",
-               "--set", "eval_batch_size=1", "--set", f"max_new_tokens={max_out_len}", "--splits", "dev",
-               "--cache", str(work / "cache"), "--overwrite", "-o", str(out)]
-    subprocess.run(command, check=True)
-    folder = out / task
+def clue_core_command(task: str, config: str, data: Path, model: Path, first: int, work: Path,
+                      max_out_len: int) -> list[str]:
+    return [sys.executable, "-m", "clue_core", "run", task, "--model", f"llm:{model}", "--data-dir", str(data),
+            "--first", str(first), "--set", f"protocol=opencompass:{config}", "--set", "dtype=float32",
+            "--set", "eval_batch_size=1", "--set", f"max_new_tokens={max_out_len}", "--splits", "dev",
+            "--cache", str(work / "cache"), "--overwrite", "-o", str(work / "clue-core" / config)]
+
+
+def clue_core_result(task: str, config: str, work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    folder = work / "clue-core" / config / task
     lines = (folder / "predictions" / "dev.jsonl").read_text("utf-8").splitlines()
     metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
-    return [json.loads(line) for line in lines if line.strip()], metrics, command
+    return [json.loads(line) for line in lines if line.strip()], metrics
+
+
+def _failed(log: Path) -> str:
+    lines = [line for line in log.read_text("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "(no output)"
+
+
+def run_preset(python: Path, config: str, args: argparse.Namespace, model: Path) -> dict[str, Any]:
+    """Both sides of one preset at once (one thread each), then the comparison."""
+    task = PRESETS[config]
+    data, root = write_data(task, args.data_root, args.work)
+    oc, oc_out = opencompass_start(python, config, root, model, args.first, args.work, args.max_out_len,
+                                   args.threads)
+    command = clue_core_command(task, config, data, model, args.first, args.work, args.max_out_len)
+    log = args.work / "logs" / f"{config}.clue-core.log"
+    ours = start(command, log, _env(args.threads))
+    failures = []
+    if ours.wait():
+        failures.append(f"clue-core failed ({log}: {_failed(log)})")
+    if oc.wait():
+        oc_log = args.work / "logs" / f"{config}.opencompass.log"
+        failures.append(f"OpenCompass failed ({oc_log}: {_failed(oc_log)})")
+    if failures:
+        return {"preset": config, "note": "; ".join(failures)}
+    predictions, metrics = clue_core_result(task, config, args.work)
+    row = compare(config, predictions, json.loads(oc_out.read_text("utf-8")), metrics)
+    row["clue_core_command"] = " ".join(command)
+    return row
 
 
 def _accuracy(metrics: dict[str, Any]) -> float | None:
-    """The dev accuracy (or EM for span tasks) clue-core reported, in percent."""
-    dev = metrics.get("dev", metrics)
-    flat = dev.get("metrics", dev) if isinstance(dev, dict) else {}
-    for key in ("accuracy", "acc", "em", "exact_match"):
-        if isinstance(flat.get(key), (int, float)):
-            value = float(flat[key])
-            return value * 100.0 if value <= 1.0 else value
-    return None
+    """clue-core's figure under the preset's evaluator: its OpenCompass-style EM (``model_info.protocol.em``,
+    CMRC) where it has one, else the dev accuracy."""
+    protocol = (metrics.get("model_info") or {}).get("protocol") or {}
+    if isinstance(protocol.get("em"), (int, float)):
+        return float(protocol["em"])
+    value = (metrics.get("dev") or {}).get("accuracy")
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], metrics: dict[str, Any]
@@ -221,6 +282,8 @@ def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], met
     n = min(len(ours), len(rows))
     return {"preset": config, "examples": n, "clue_core_examples": len(ours), "opencompass_examples": len(rows),
             "agree": agree, "same_text": same_text, "clue_core_accuracy": _accuracy(metrics),
+            "clue_core_metrics": metrics.get("dev"),
+            "clue_core_protocol": (metrics.get("model_info") or {}).get("protocol"),
             "opencompass_accuracy": theirs.get("figure"), "largest_loss_gap": gap if ppl else None,
             "opencompass_result": theirs.get("result"), "differ": differ}
 
@@ -251,6 +314,7 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, default=Path("/tmp/oc-venv"))
     parser.add_argument("--install", action="store_true", help="build --venv when it is missing")
     parser.add_argument("--work", type=Path, default=Path("/tmp/oc-parity-j"))
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of each side (they run at once)")
     parser.add_argument("--max-out-len", type=int, default=64, help="gen presets: most new tokens, both sides")
     args = parser.parse_args()
     names = list(PRESETS) if args.presets == "all" else [n.strip() for n in args.presets.split(",") if n.strip()]
@@ -265,19 +329,13 @@ def main() -> None:
     model = model_folder(args.work)
     results: list[dict[str, Any]] = []
     for config in names:
-        task = PRESETS[config]
-        if not has_preset(task, config):
-            results.append({"preset": config, "note": "no clue-core preset yet"})
-            print(f"{config}: no clue-core preset yet", flush=True)
-            continue
-        data, root = write_data(task, args.data_root, args.work)
-        theirs = opencompass_run(python, config, root, model, args.first, args.work, args.max_out_len)
-        ours, metrics, command = clue_core_run(task, config, data, model, args.first, args.work, args.max_out_len)
-        row = compare(config, ours, theirs, metrics)
-        row["clue_core_command"] = " ".join(command)
+        if not has_preset(PRESETS[config], config):
+            row: dict[str, Any] = {"preset": config, "note": "no clue-core preset yet"}
+        else:
+            row = run_preset(python, config, args, model)
         results.append(row)
         print(table([row]).splitlines()[-1], flush=True)
-        for item in row["differ"]:
+        for item in row.get("differ", []):
             print("   differs:", json.dumps(item, ensure_ascii=False), flush=True)
         (args.work / "parity.json").write_text(json.dumps(results, ensure_ascii=False, indent=1), "utf-8")
     print(table(results))
