@@ -127,6 +127,20 @@ def test_without_a_knowledge_base_the_run_stops_at_planning(run_cli, hf_kernel: 
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert lines == ["error: kgclue: an hf encoder answers by ranking the knowledge base's candidate triples, and "
                      "no question has any; give one with --set kb=Knowledge.txt (KgCLUE's knowledge base, "
-                     "distributed apart from the data)"]
+                     "distributed apart from the data) whose entity names occur in the questions"]
     assert "Traceback" not in result.output and "training:" not in result.output
     assert not out.exists()
+
+
+def test_a_knowledge_base_naming_no_question_entity_stops_at_planning(run_cli, hf_kernel: Kernel,
+                                                                      tmp_path: Path) -> None:
+    """A kb that is given but matches nothing is refused as no kb is, and the line does not only say to give one."""
+    kb = tmp_path / "kb.txt"
+    kb.write_text("某个不存在的实体名字甲乙\t关系\t值\n", encoding="utf-8")
+    out = tmp_path / "runs"
+    result = run_cli("run", "kgclue", "--model", "hf-tiny", "--sample", "--set", f"kb={kb}", "-o", out,
+                     kernel=hf_kernel)
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].endswith("whose entity names occur in the questions"), result.output
+    assert "Traceback" not in result.output and not out.exists()

@@ -144,6 +144,8 @@ def test_the_kb_setting_finds_its_file_and_joins_the_files(tmp_path: Path, monke
     assert read_split(hooks.KGCLUE, folder, "dev").files == (str(folder / "dev.json"),)  # no kb: no candidates
     with pytest.raises(DataError, match=r"^nowhere.txt: no such knowledge file \(setting kb"):
         read_split(hooks.KGCLUE, folder, "dev", {"kb": "nowhere.txt"})
+    with pytest.raises(DataError, match=r"^datasets: a folder, not a knowledge file \(setting kb"):
+        read_split(hooks.KGCLUE, folder, "dev", {"kb": "datasets"})  # was 'no such knowledge file'
 
 
 def test_a_missing_knowledge_file_is_one_error_line(run_cli, kernel, tmp_path: Path) -> None:

@@ -42,9 +42,11 @@ from clue_models_hf.runtime import infer
 
 
 def no_knowledge_base(task: str) -> ClueError:
+    """Said both without a ``kb`` and with one none of whose entity names occurs in a question (the learner
+    does not see the task's reader settings; the reader's note counts the questions with candidates)."""
     return ClueError(f"{task}: an hf encoder answers by ranking the knowledge base's candidate triples, and no "
                      f"question has any; give one with --set kb=Knowledge.txt (KgCLUE's knowledge base, "
-                     f"distributed apart from the data)")
+                     f"distributed apart from the data) whose entity names occur in the questions")
 
 
 def nothing_to_train(task: str, answered: int) -> ClueError:

@@ -40,6 +40,9 @@ def knowledge_path(value: str, data_dir: Path) -> Path | None:
     path = Path(value).expanduser()
     if path.is_file():
         return path.resolve()
+    if path.is_dir():
+        raise DataError(f"{value}: a folder, not a knowledge file (setting {KB_SETTING}: a path to KgCLUE's "
+                        "Knowledge.txt, or a file name found in the data folder)")
     if not path.is_absolute() and len(path.parts) == 1:
         found = find_file(Path(data_dir), path.name, required=False)
         if found is not None:
