@@ -115,3 +115,30 @@ def test_answers_read_from_a_record_do_not_take_the_setting(run_cli, tmp_path) -
                      "-o", tmp_path / "out")
     assert result.exit_code == 2 and "unknown setting 'prompt_variants'" in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_server_moved_by_the_wording_shows_its_spread_and_every_variant_is_billed(run_cli, tmp_path) -> None:
+    """A scripted server answering 相同 to every question, except 否 where asked for 是/否 (yes_no): the rewording
+    alone moves AFQMC's accuracy from the share of gold 1s to the share of gold 0s."""
+    from tests.support.openai_server import OpenAIServer, ScriptedEngine
+
+    def answer(endpoint: str, body: dict) -> str:
+        return "否" if "回答“是”" in str(body.get("prompt") or body.get("messages")) else "相同"
+
+    with OpenAIServer(ScriptedEngine(answer), model="tiny") as server:
+        result = run_cli("run", "afqmc", "--model", "openai:tiny", "--set", f"base_url={server.url}", "--sample",
+                         "--set", "mode=generate", "--set", "prompt_variants=all", "--set", "price_prompt=1",
+                         "-o", tmp_path / "o")
+        assert result.exit_code == 0, result.output
+        sent = len(server.requests)
+    run = tmp_path / "o" / "afqmc"
+    dev, info = _json(run / "metrics.json")["dev"], _json(run / "metrics.json")["model_info"]
+    golds = [r["gold"] for r in _records(run)]
+    ones = 100.0 * golds.count("1") / len(golds)
+    assert dev["accuracy"] == dev["prompt_variant_default"] == ones
+    assert dev["prompt_variant_yes_no"] == 100.0 - ones  # 否 is label 0 under yes_no's words
+    assert dev["prompt_variant_plain"] == dev["prompt_variant_fields"] == dev["prompt_variant_prefix"] == ones
+    assert math.isclose(dev["prompt_spread_std"], statistics.stdev([ones] * 4 + [100.0 - ones]))
+    assert [r["prediction"] for r in _records(run)] == ["1"] * len(golds)  # the default prompt's answers
+    assert sent == 16 * 5 + 16  # every dev question under 5 prompts, the test file's once
+    assert info["usage"]["requests"] == sent  # the variants' questions are billed too
