@@ -30,3 +30,13 @@ def test_a_question_of_30_choices_counts_in_circular_accuracy_not_in_the_pick_ra
     assert math.isclose(sum(rates.values()), 100.0) and set(totals) <= set(builtin_hooks.PRODUCES)
     alone = compute([wide[0]], [wide[1]]).totals  # only wide questions: accuracy, no rates at all
     assert alone == {"circular_accuracy": 100.0, "circular_questions": 1.0}
+
+
+def test_circular_asked_where_it_does_not_apply_says_so_in_the_run_output(run_cli, tmp_path) -> None:
+    """afqmc is a classification (no listed options): the run says circular was not applied, not only
+    model_info, so a user who asked for it does not read the missing metrics as a silent failure."""
+    result = run_cli("run", "afqmc", "--model", "llm-tiny", "--sample", "--splits", "dev", "--set", "circular=all",
+                     "-o", tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    assert "[afqmc] llm-tiny: circular=all not applied: only multiple-choice questions" in result.output, \
+        result.output

@@ -149,6 +149,8 @@ class LLMLearner:
                         computed=self.description.computed)
         if self.spread.note:
             self._echo(self.spread.note)
+        if self.circular_note:  # asked for, not applied: said where the user looks, not only in model_info
+            self._echo(f"{self.name}: circular={self.settings.circular} {self.circular_note}")
         if self.protocol is not None:  # asked as the preset renders it (same interface: render, skeleton)
             self.renderer = self.protocol  # type: ignore[assignment]
         self.asker = Asker(self.backend, self.cache, self._key, self._echo, self.name,
