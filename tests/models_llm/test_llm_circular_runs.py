@@ -94,7 +94,8 @@ def test_generation_and_seeded_orders(run_cli, tmp_path) -> None:
     assert [len(o) for o in orders] == [3, 3, 2]  # 3 seeded orders; a 2-choice question has only 2
     assert all(len({tuple(x) for x in o}) == len(o) for o in orders)
     assert all("generation" in r["raw"] for r in records)
-    assert metrics["model_info"]["circular"]["orders"] == "3 seeded orders (the original first)"
+    assert metrics["model_info"]["circular"]["orders"] == ("3 seeded orders (the original first; every order of a "
+                                                           "question that has fewer)")  # the 2-choice one: 2
     again = run_cli("run", "c3", "--model", "llm-tiny", "--sample", "--set", "mode=generate", "--set",
                     "max_new_tokens=4", "--set", "circular=3", "-o", tmp_path / "gen2")
     assert again.exit_code == 0, again.output

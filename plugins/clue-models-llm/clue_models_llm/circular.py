@@ -170,5 +170,6 @@ def info(setting: Any, note: str | None, seed: int | None, questions: int) -> di
     """``model_info["circular"]``: how questions were reordered (and how many were), or why they were not."""
     if note is not None:
         return {"setting": setting, "applied": False, "note": note}
-    how = "every rotation" if setting == ALL else f"{setting} seeded orders (the original first)"
+    how = "every rotation" if setting == ALL else \
+        f"{setting} seeded orders (the original first; every order of a question that has fewer)"
     return {"setting": setting, "applied": True, "orders": how, "seed": seed, "questions": questions}
