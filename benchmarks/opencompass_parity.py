@@ -40,6 +40,7 @@ Prints the table and writes ``--work``/parity.json.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -224,8 +225,8 @@ def run_preset(python: Path, config: str, args: argparse.Namespace, model: Path)
     """Both sides of one preset at once (one thread each), then the comparison."""
     task = PRESETS[config]
     data, root = write_data(task, args.data_root, args.work)
-    oc, oc_out = opencompass_start(python, config, root, model, args.first, args.work, args.max_out_len,
-                                   args.threads)
+    oc, _ = opencompass_start(python, config, root, model, args.first, args.work, args.max_out_len,
+                              args.threads)
     command = clue_core_command(task, config, data, model, args.first, args.work, args.max_out_len)
     log = args.work / "logs" / f"{config}.clue-core.log"
     ours = start(command, log, _env(args.threads))
@@ -237,9 +238,19 @@ def run_preset(python: Path, config: str, args: argparse.Namespace, model: Path)
         failures.append(f"OpenCompass failed ({oc_log}: {_failed(oc_log)})")
     if failures:
         return {"preset": config, "note": "; ".join(failures)}
-    predictions, metrics = clue_core_result(task, config, args.work)
+    return compared(config, args.work, command)
+
+
+def compared(config: str, work: Path, command: list[str] | None = None) -> dict[str, Any]:
+    """The comparison of one preset from what both sides left in ``work`` (``--report-only`` reads it again)."""
+    oc_out = work / "opencompass" / f"{config}.json"
+    folder = work / "clue-core" / config / PRESETS[config] / "metrics.json"
+    if not oc_out.is_file() or not folder.is_file():
+        return {"preset": config, "note": f"not run in {work} (no {oc_out.name} or clue-core run)"}
+    predictions, metrics = clue_core_result(PRESETS[config], config, work)
     row = compare(config, predictions, json.loads(oc_out.read_text("utf-8")), metrics)
-    row["clue_core_command"] = " ".join(command)
+    if command:
+        row["clue_core_command"] = " ".join(command)
     return row
 
 
@@ -314,23 +325,37 @@ def main() -> None:
     parser.add_argument("--venv", type=Path, default=Path("/tmp/oc-venv"))
     parser.add_argument("--install", action="store_true", help="build --venv when it is missing")
     parser.add_argument("--work", type=Path, default=Path("/tmp/oc-parity-j"))
+    parser.add_argument("--report-only", action="store_true", help="compare what an earlier run left in --work")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of each side (they run at once)")
     parser.add_argument("--max-out-len", type=int, default=64, help="gen presets: most new tokens, both sides")
     args = parser.parse_args()
     names = list(PRESETS) if args.presets == "all" else [n.strip() for n in args.presets.split(",") if n.strip()]
     unknown = [name for name in names if name not in PRESETS]
-    if unknown or args.first < 1:
-        raise SystemExit(f"error: unknown preset(s) {', '.join(unknown)} (known: {', '.join(PRESETS)})"
-                         if unknown else "error: --first must be at least 1")
+    if unknown:
+        parser.error(f"unknown preset(s) {', '.join(unknown)} (known: {', '.join(PRESETS)})")
+    if args.first < 1 or args.threads < 1 or args.max_out_len < 1:
+        parser.error("--first, --threads and --max-out-len must be at least 1")
+    if args.data_root is not None:
+        wanted = {args.data_root / Path(TASKS[PRESETS[name]][0]).name for name in names}
+        missing = sorted(str(folder) for folder in wanted if not folder.is_dir())
+        if missing:
+            parser.error(f"--data-root: no folder {', '.join(missing)} (a task folder per preset asked)")
     python = install(args.venv) if args.install else args.venv / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(f"error: {python}: no OpenCompass venv (--install builds it)")
+    if not python.exists() and not args.report_only:
+        parser.error(f"{python}: no OpenCompass venv there (--install builds it)")
     args.work.mkdir(parents=True, exist_ok=True)
-    model = model_folder(args.work)
+    lock = (args.work / ".lock").open("w")
+    try:  # two runs in one --work would write the same data files, runs and parity.json
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        parser.error(f"--work {args.work} is in use by another run of this script (give another --work)")
+    model = args.work / "model" if args.report_only else model_folder(args.work)
     results: list[dict[str, Any]] = []
     for config in names:
         if not has_preset(PRESETS[config], config):
             row: dict[str, Any] = {"preset": config, "note": "no clue-core preset yet"}
+        elif args.report_only:
+            row = compared(config, args.work)
         else:
             row = run_preset(python, config, args, model)
         results.append(row)
