@@ -178,3 +178,13 @@ def test_a_missing_or_wrong_file_is_one_line_exit_2(run_cli, tmp_path, content) 
     assert lines[-1].startswith("error:") and str(path) in lines[-1], result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "runs" / "afqmc" / "predictions").exists()
+
+
+def test_a_context_smaller_than_the_batch_runs(run_cli, gemma_file, tmp_path) -> None:
+    """llama.cpp clamps n_batch to the n_ctx asked (then rounds n_ctx up to 256); a call over the clamped batch
+    is an assert that kills the process, so the backend's calls follow the clamped size."""
+    records = run_gguf(run_cli, gemma_file, tmp_path / "runs", "afqmc", "--limit", "1", "--set", "n_ctx=4")
+    assert records and all(len(r["raw"]["logprobs"]) == 2 for r in records)
+    manifest = json.loads((tmp_path / "runs" / "afqmc" / "manifest.json").read_text(encoding="utf-8"))
+    engine = manifest["model_info"]["engine"]
+    assert (engine["n_ctx"], engine["n_batch"]) == (256, 4), engine

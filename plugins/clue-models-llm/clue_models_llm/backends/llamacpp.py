@@ -159,7 +159,8 @@ class LlamaCppBackend(Backend):
         engine = self.engine
         info = {"eos_token_ids": self.eos_ids,
                 "engine": {"llama_cpp_python": self._identity.get("llama_cpp_python"), "n_threads": self.threads,
-                           "n_ctx": engine.n_ctx if engine else None, "n_batch": self.values["n_batch"]}}
+                           "n_ctx": engine.n_ctx if engine else None,
+                           "n_batch": engine.n_batch if engine else self.values["n_batch"]}}
         return Description(identity=dict(self._identity), device=f"cpu (llama.cpp, {self.threads} threads)",
                            dtype=self.file_type, info=info, tokenizer=self.tokenizer, adds_bos=self.bos is not None)
 
@@ -240,10 +241,11 @@ NOT_FOR_GGUF = frozenset({"dtype", "device_map", "trust_remote_code", "revision"
 ENGINE: tuple[Setting, ...] = (
     Setting("n_threads", int, 0, "gguf: CPU threads llama.cpp computes with (0: the cores this process may use)",
             minimum=0, maximum=1024),
-    Setting("n_ctx", int, 4096, "gguf: context length in tokens (0: the model's training context); longer prompts "
-            "lose their oldest tokens, counted as truncated", minimum=0, cache_key=True),
+    Setting("n_ctx", int, 4096, "gguf: context length in tokens (0: the model's training context; llama.cpp rounds "
+            "it up to a multiple of 256); longer prompts lose their oldest tokens, counted as truncated", minimum=0,
+            cache_key=True),
     Setting("n_batch", int, 512, "gguf: most tokens llama.cpp evaluates in one call (a prompt runs in calls of this "
-            "many)", minimum=1, maximum=8192, cache_key=True),
+            "many; at most n_ctx)", minimum=1, maximum=8192, cache_key=True),
 )
 
 #: Settings of ``gguf:<file>``: the family's prompt, scoring and decoding settings, less what llama.cpp decides.

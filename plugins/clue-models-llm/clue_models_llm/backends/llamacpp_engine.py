@@ -68,7 +68,8 @@ class Engine:
                             f"(not enough memory?); set a smaller n_ctx")
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.n_ctx = int(llama_cpp.llama_n_ctx(self.ctx))
-        self.n_batch = n_batch
+        # llama.cpp clamps the batch to the context (and asserts, killing the process, on a call over it)
+        self.n_batch = min(n_batch, int(llama_cpp.llama_n_batch(self.ctx)), int(llama_cpp.llama_n_ubatch(self.ctx)))
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.filled = 0  # positions of sequence 0 in the cache
         self.metadata = self._metadata((TEMPLATE_KEY, "general.architecture", "general.name"))
