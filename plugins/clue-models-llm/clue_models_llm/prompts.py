@@ -83,10 +83,12 @@ def verbalizer(prompt: Prompt, label: str) -> str:
     return str(prompt.verbalizers.get(label, label))
 
 
-def lettered(choices: Sequence[str]) -> str:
+def lettered(choices: Sequence[str], example_id: object = None) -> str:
+    """The choices as ``A. …`` lines; more than 26 cannot be lettered (one line naming the example)."""
     if len(choices) > len(LETTERS):
-        raise ClueError(f"a multiple-choice example has {len(choices)} choices; at most {len(LETTERS)} can be "
-                        f"lettered")
+        which = f"multiple-choice example {example_id!r}" if example_id is not None else "a multiple-choice example"
+        raise ClueError(f"{which} has {len(choices)} choices; at most {len(LETTERS)} can be lettered in a prompt "
+                        f"(score it by likelihood without {{choices}} in the template, or give fewer choices)")
     return "\n".join(f"{LETTERS[i]}. {choice}" for i, choice in enumerate(choices))
 
 
@@ -97,7 +99,8 @@ def example_fields(example: Any, kind: str) -> dict[str, str]:
     if kind == SPAN:
         return {"context": example.context, "question": example.question, "title": example.title}
     if kind == MULTIPLE_CHOICE:
-        return {"context": example.context, "question": example.question, "choices": lettered(example.choices)}
+        return {"context": example.context, "question": example.question,
+                "choices": lettered(example.choices, example.id)}
     if kind == OPEN_QUESTION:
         return {"dimension": example.dimension, "category": example.category}
     raise ClueError(f"language models cannot answer {kind} examples")  # a generic kind: clue_models_llm.generic

@@ -52,7 +52,11 @@ def run_intervals(task: TaskSpec, scored: Scored, dev: dict[str, float], seed: i
                                                 [scored.groups[i] for i in keep] if scored.grouped else None,
                                                 unit=unit, resamples=resamples, seed=seed)
         else:
-            result[metric] = {"reason": "the metric gives no per-example values"}
+            result[metric] = {"reason": "no per-example values: the report re-scores with the task's own metrics, "
+                                        "and this one gives none (or was scored beside them)"}
+            continue
+        if interval.units < 2:  # one example or passage: every resample is the same, which is no interval
+            result[metric] = {"reason": f"one {interval.unit} only: no interval"}
             continue
         result[metric] = interval.as_dict()
     return result
