@@ -108,18 +108,21 @@ def _run_notes(report: Mapping[str, Any]) -> list[str]:
 
 def _circular(report: Mapping[str, Any]) -> list[str]:
     """Circular evaluation's totals beside the plain score (an LLM run's ``--set circular=all``: right under
-    every order of the choices; each shown position's share of the answers), one row per run cell that has
-    them; nothing for a report without, so other reports read as before."""
+    every order of the choices; each shown position's share of the answers), one row per run that has them,
+    the runs a table cell left out too (a newer plain run of the model takes the cell: circular is a setting
+    the cell's runs must share); nothing for a report without, so other reports read as before."""
+    labels = {row["id"]: row["label"] for row in report["rows"]}
     rows = []
-    for row in report["rows"]:
-        for task, cell in row["cells"].items():
-            dev = cell.get("dev") or {}
-            if "circular_accuracy" in dev:
-                picks = " · ".join(f"{key.removeprefix('pick_rate_')} {fmt.number(value, 1)}"
-                                   for key, value in dev.items() if key.startswith("pick_rate_"))
-                count = dev.get("circular_questions")
-                rows.append([row["label"], task, fmt.number(cell.get("value")), fmt.number(dev["circular_accuracy"]),
-                             "—" if count is None else f"{count:.0f}", picks])
+    for run in report["runs"]:
+        dev = run.get("dev") or {}
+        if "circular_accuracy" not in dev:
+            continue
+        picks = " · ".join(f"{key.removeprefix('pick_rate_')} {fmt.number(value, 1)}"
+                           for key, value in dev.items() if key.startswith("pick_rate_"))
+        count = dev.get("circular_questions")
+        label = labels.get(run.get("row")) or f"{run['model']} (not in the table)"
+        rows.append([label, run["task"], fmt.number(dev.get(run["primary_metric"])),
+                     fmt.number(dev["circular_accuracy"]), "—" if count is None else f"{count:.0f}", picks])
     if not rows:
         return []
     return ["## Circular evaluation", "", "Each labelled question asked again with its choices reordered: "
