@@ -1,7 +1,7 @@
 """clue-core's OpenCompass presets beside OpenCompass 0.5.4 itself, example by example (outside CI).
 
     .venv/bin/python benchmarks/opencompass_parity.py [--first 30] [--presets NAME,...|all]
-        [--data-root DIR] [--work /tmp/oc-parity-j] [--venv /tmp/oc-venv]
+        [--data-root DIR] [--work /tmp/oc-parity] [--venv /tmp/oc-venv] [--install] [--report-only]
 
 What it does, per preset (an OpenCompass dataset config name, e.g. ``CLUE_C3_ppl_e24a31``):
 
@@ -307,11 +307,13 @@ def table(rows: list[dict[str, Any]]) -> str:
             lines.append(f"| {row['preset']} | {row['note']} | | | | | |")
             continue
         n = row["examples"]
+        counted = (f"{n}" if row["clue_core_examples"] == row["opencompass_examples"] else
+                   f"{n} (clue-core {row['clue_core_examples']}, OpenCompass {row['opencompass_examples']})")
         share = 100.0 * row["agree"] / n if n else 0.0
         gap = f"{row['largest_loss_gap']:.2g} nats" if row["largest_loss_gap"] is not None else "(gen)"
         acc = [f"{v:.1f}" if isinstance(v, float) else "?" for v in (row["clue_core_accuracy"],
                                                                       row["opencompass_accuracy"])]
-        lines.append(f"| {row['preset']} | {n} | {row['agree']}/{n} ({share:.0f}%) | {acc[0]} | {acc[1]} | "
+        lines.append(f"| {row['preset']} | {counted} | {row['agree']}/{n} ({share:.0f}%) | {acc[0]} | {acc[1]} | "
                      f"{row['same_text']}/{n} | {gap} |")
     return "\n".join(lines)
 
@@ -324,7 +326,7 @@ def main() -> None:
                         "cluewsc/, eprstmt/, tnews/; default: the plugins' bundled samples)")
     parser.add_argument("--venv", type=Path, default=Path("/tmp/oc-venv"))
     parser.add_argument("--install", action="store_true", help="build --venv when it is missing")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/oc-parity-j"))
+    parser.add_argument("--work", type=Path, default=Path("/tmp/oc-parity"), help="data, runs, logs, parity.json")
     parser.add_argument("--report-only", action="store_true", help="compare what an earlier run left in --work")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of each side (they run at once)")
     parser.add_argument("--max-out-len", type=int, default=64, help="gen presets: most new tokens, both sides")
