@@ -312,10 +312,11 @@ def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: Manifest, co
                      ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What this run asks for and what the run in ``manifest`` was made with, key by key."""
     recorded = {**manifest.settings, **manifest.schedule}
-    names = set(plan.settings.flagged("schedule"))
+    shown = plan.settings.shown()  # a run older than a schedule setting ran with its default: not refused for it
+    names = {name for name in plan.settings.flagged("schedule")
+             if name in recorded or shown[name] != plan.settings.declared[name].default}
     if complete:  # settings that change the scores; a run older than a setting is not refused for it
         names |= {name for name in plan.settings.flagged("report") if name in recorded}
-    shown = plan.settings.shown()
     data = manifest.source
     want = {"model": request.model, "task": plan.task.name, "seed": request.seed, "limit": request.limit,
             "--first": request.first,

@@ -64,7 +64,7 @@ class Setting(SpecMixin):
     accepted besides that type (``eval_every`` takes ``"epoch"`` or a step count).
     ``minimum``/``maximum`` bound numbers inclusively, ``above`` exclusively.
     The three flags say where the value matters beyond the step that reads it:
-    ``schedule`` (it changes training, so ``--resume`` insists it is unchanged),
+    ``schedule`` (it changes what a run computes, so ``--resume`` insists it is unchanged),
     ``cache_key`` (cached results are only reused under the same value) and ``report``
     (shown beside the scores in reports). ``names_model`` marks a setting whose value is
     a model name (a judge); that model's own settings live under ``<name>.<setting>``.

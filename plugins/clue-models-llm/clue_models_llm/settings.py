@@ -77,12 +77,12 @@ COMMON: tuple[Setting, ...] = (
     Setting("circular", int, "off", "multiple choice: also ask each labelled question with its choices reordered "
             "(all: every rotation, OpenCompass's CircularEval; N: N seeded orders, the original first) and score "
             "circular accuracy and each position's pick rate; predictions stay the original order's",
-            also=("off", "all"), minimum=2, maximum=64),
+            also=("off", "all"), minimum=2, maximum=64, schedule=True),  # --resume insists it is unchanged
     # not a cache key: each variant's prompt is in its own requests' keys, so a default-only run shares them;
     # not a report setting: the predictions are the default prompt's (clue_models_llm.variants)
     Setting("prompt_variants", str, "default", "also ask each labelled example under the task's prompt variants "
             "(all, or names joined by commas; default: only the task's prompt) and score the spread of the primary "
-            "metric across prompts (mean ± std); predictions stay the default prompt's"),
+            "metric across prompts (mean ± std); predictions stay the default prompt's", schedule=True),
 )
 
 #: Settings of the offline model ``llm-tiny`` only: its shape.
