@@ -269,7 +269,7 @@ def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], met
     """Per example: the same choice (ppl) or answer (gen); losses side by side where they differ."""
     ppl = "_ppl_" in config
     rows = theirs["rows"]
-    agree, same_text, gap, differ = 0, 0, 0.0, []
+    agree, same_text, same_generation, gap, differ = 0, 0, 0, 0.0, []
     for index, (a, b) in enumerate(zip(ours, rows)):
         raw = a.get("raw") or {}
         if ppl:
@@ -285,6 +285,7 @@ def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], met
         else:
             same = (raw.get("answer") or "") == (b["prediction"] or "")
             same_text += raw.get("prompt") == b.get("prompt")
+            same_generation += raw.get("generation") == b["generation"]  # the whole text, before post-processing
             shown = {"clue-core": raw.get("answer"), "opencompass": b["prediction"],
                      "generations": [raw.get("generation"), b["generation"]]}
         agree += same
@@ -296,11 +297,12 @@ def compare(config: str, ours: list[dict[str, Any]], theirs: dict[str, Any], met
             "clue_core_metrics": metrics.get("dev"),
             "clue_core_protocol": (metrics.get("model_info") or {}).get("protocol"),
             "opencompass_accuracy": theirs.get("figure"), "largest_loss_gap": gap if ppl else None,
+            "same_generation": None if ppl else same_generation,
             "opencompass_result": theirs.get("result"), "differ": differ}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = "| preset | examples | agreement | clue-core acc | OpenCompass acc | same texts | largest loss gap |"
+    head = "| preset | examples | agreement | clue-core acc | OpenCompass acc | same texts | loss gap |"
     lines = [head, "|" + "---|" * 7]
     for row in rows:
         if "note" in row:
@@ -310,7 +312,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         counted = (f"{n}" if row["clue_core_examples"] == row["opencompass_examples"] else
                    f"{n} (clue-core {row['clue_core_examples']}, OpenCompass {row['opencompass_examples']})")
         share = 100.0 * row["agree"] / n if n else 0.0
-        gap = f"{row['largest_loss_gap']:.2g} nats" if row["largest_loss_gap"] is not None else "(gen)"
+        gap = (f"{row['largest_loss_gap']:.2g} nats" if row["largest_loss_gap"] is not None else
+               f"(gen: {row.get('same_generation')}/{n} generations equal)")
         acc = [f"{v:.1f}" if isinstance(v, float) else "?" for v in (row["clue_core_accuracy"],
                                                                       row["opencompass_accuracy"])]
         lines.append(f"| {row['preset']} | {counted} | {row['agree']}/{n} ({share:.0f}%) | {acc[0]} | {acc[1]} | "
