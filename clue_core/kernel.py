@@ -322,7 +322,7 @@ class Kernel:
             spec = self.models[name]
             return spec, (name.partition(":")[2] or None) if ":" in name else None
         path = Path(name).expanduser()
-        if path.is_dir() and (path / MODEL_FILE).is_file():
+        if _is_file(path / MODEL_FILE):
             family = _saved_model_family(path / MODEL_FILE)
             if family not in self.models:
                 raise UnknownNameError(f"{path}: saved with model {family!r}, which no installed plugin provides")
@@ -332,7 +332,7 @@ class Kernel:
             if not argument:
                 raise UnknownNameError(f"model {name!r} needs an argument after '{prefix}:'")
             return self.models[prefix], argument
-        if path.exists() or ("/" in name and not sep):
+        if _is_file(path) or ("/" in name and not sep):
             raise UnknownNameError(f"{name}: not a saved model directory (no {MODEL_FILE} in it)")
         families = {f"{n}:" for n, spec in self.models.items() if spec.family}
         raise UnknownNameError(
@@ -352,3 +352,11 @@ def _saved_model_family(path: Path) -> str:
         return str(data["model"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ClueError(f"{path}: unreadable model description ({exc})") from None
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is there; a name the file system cannot hold (too long) is not, rather than an OSError."""
+    try:
+        return path.exists()
+    except OSError:
+        return False

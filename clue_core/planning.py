@@ -43,8 +43,8 @@ from clue_core.splits import TEST, check_known, recorded_splits, task_splits
 
 
 def default_output_dir(model: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(model).name or model).strip("-")
-    return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in Path(model).name or model).strip("-")[:80]
+    return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"  # [:80]: a file name's limit is 255
 
 
 # -- settings ----------------------------------------------------------------------------

@@ -85,7 +85,10 @@ def is_local(source: str) -> bool:
     if source.lower().endswith(".gguf"):
         return True
     path = Path(source).expanduser()
-    return path.is_dir() or source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
+    try:
+        return path.is_dir() or source.startswith((".", "/", "~")) or (os.sep in source.strip("/") and path.exists())
+    except OSError:  # a name the file system cannot hold (too long): no folder, a hub id's check says what it is
+        return False
 
 
 def check_source(source: str) -> None:
