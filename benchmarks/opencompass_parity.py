@@ -22,7 +22,10 @@ What it does, per preset (an OpenCompass dataset config name, e.g. ``CLUE_C3_ppl
   the same files through ``--data-dir``. Both take the first N in file order (OpenCompass's
   ``test_range`` ``[0:N]``, clue-core's ``run --first N``). OCNLI's lines without a majority label
   (``-``), which clue-core's reader leaves out, are left out of OpenCompass's copy too (OpenCompass
-  would ask them and count them wrong: no label word is ``-``).
+  would ask them and count them wrong: no label word is ``-``). For C3 and CMRC2018 clue-core's
+  ``--first`` counts passages (all their questions), OpenCompass's ``test_range`` questions: with an
+  N below the file's size the table shows both counts, and the comparison covers the first questions,
+  which both asked (the default N, 30, takes every bundled example on both sides).
 * **clue-core**: ``clue-core run <task> --model llm:<folder> --set protocol=opencompass:<config>
   --first N --set dtype=float32 --set eval_batch_size=1``; its predictions/dev.jsonl per example.
   The two sides run at the same time, one torch thread each (``--threads``; on a loaded 2-core
