@@ -299,7 +299,7 @@ def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | Non
         differ = [key for key in differ if key != "data"]
     if not differ:
         return
-    detail = ", ".join("data files" if k == "data" and not complete else f"{k} ({had.get(k)!r} → {want[k]!r})"
+    detail = ", ".join("set of data files" if k == "data" and not complete else f"{k} ({had.get(k)!r} → {want[k]!r})"
                        for k in differ[:4])
     if complete:
         raise ClueError(f"{folder} is a complete run with a different {detail}: --resume leaves it as it is; "
