@@ -54,7 +54,9 @@ def test_task_recommendations_reach_a_model_that_declares_them(run_cli, kernel: 
     assert got["csl"]["max_length"] == (256, "task csl")
     assert got["afqmc"]["batch_size"] == (32, "task afqmc")
     # warmup_ratio and epochs are recommended too, but a model that does not declare them never sees them
-    assert set(got["afqmc"]) == {"batch_size", "learning_rate", "max_length"}
+    # (protocol is the task's own setting: which prompt an LLM is asked by, clue-core's or an OpenCompass preset)
+    assert set(got["afqmc"]) == {"batch_size", "learning_rate", "max_length", "protocol"}
+    assert got["afqmc"]["protocol"] == ("clue-core", "default")
 
 
 def test_config_settings_then_task_tables_then_set_override_the_recommendations(

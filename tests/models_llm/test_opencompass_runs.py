@@ -111,3 +111,18 @@ def test_first_keeps_passage_groups_whole_in_file_order() -> None:
     seeded = {tuple(e.id for e in limited(part, 2, seed=s).examples) for s in range(20)}
     assert len(seeded) > 1  # --limit draws; --first does not
     assert limited(part, 9, seed=1, first=True) is part
+
+
+def test_a_run_from_before_the_protocol_setting_shares_the_row_of_clue_cores_protocol(run_cli, tmp_path) -> None:
+    """A run made before ``protocol`` existed was asked by clue-core's own prompt: one row with today's runs."""
+    for task in ("afqmc", "c3"):
+        result = run_cli("run", task, "--model", "llm-tiny", "--sample", "-o", tmp_path / "runs")
+        assert result.exit_code == 0, result.output
+    metrics_path = tmp_path / "runs" / "afqmc" / "metrics.json"
+    metrics = json.loads(metrics_path.read_text("utf-8"))
+    del metrics["report_settings"]["protocol"]  # as written before the setting
+    metrics_path.write_text(json.dumps(metrics), "utf-8")
+    report = run_cli("report", tmp_path / "runs", "-o", tmp_path / "report")
+    assert report.exit_code == 0, report.output
+    rows = [line for line in report.output.splitlines() if line.startswith("llm-tiny")]
+    assert len(rows) == 1 and rows[0].rstrip().endswith("2"), report.output

@@ -107,6 +107,12 @@ def family(run: Mapping[str, Any]) -> str:
         f"{repeat['setting']} {', '.join(values)}"
 
 
+#: Reported settings left out of a row's key at this value: a task asked by clue-core's own prompt (the
+#: ``protocol`` setting's default) shares its row with a run made before the setting existed, which was asked
+#: so too; a preset (``opencompass:<config>``) is a row of its own.
+KEY_DEFAULTS = {"protocol": "clue-core"}
+
+
 def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
     """Model, mode, shots, data, and for an LLM every other reported setting (chat, temperature, …):
     asked another way, an LLM is another row; an encoder's epochs differ per task and do not split it.
@@ -117,7 +123,8 @@ def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
         parts.append(f"--limit {run['limit']}" if run["limit"] is not None else "--limit")
     folded = family(run)
     skip = ("mode", "shots", run["repeat"]["setting"]) if folded else ("mode", "shots")
-    asked = ({k: v for k, v in run["report_settings"].items() if k not in skip} if usage["llm"] else {})
+    asked = ({k: v for k, v in run["report_settings"].items() if k not in skip and KEY_DEFAULTS.get(k) != v}
+             if usage["llm"] else {})
     if run.get("sweep"):  # a sweep's configurations are rows of their own: the grid point is how it was run
         asked.update(run["sweep"]["settings"])
     return (run["model"], usage["mode"], usage["shots"], ", ".join(parts) or "full",
@@ -241,8 +248,10 @@ def _disambiguate(rows: list[dict[str, Any]], keys: list[tuple[Any, ...]]) -> No
         twins = [json.loads(k[4]) for k in keys if (*k[:4], k[5]) == (*key[:4], key[5]) and k != key]
         if twins:
             own = json.loads(key[4])
-            differ = sorted({name for twin in twins for name in {*own, *twin} if own.get(name) != twin.get(name)})
-            row["label"] += " · " + ", ".join(f"{name}={json.dumps(own.get(name))}" for name in differ)
+            shown = {**KEY_DEFAULTS, **own}
+            differ = sorted({name for twin in twins for name in {*own, *twin}
+                             if shown.get(name) != {**KEY_DEFAULTS, **twin}.get(name)})
+            row["label"] += " · " + ", ".join(f"{name}={json.dumps(shown.get(name))}" for name in differ)
 
 
 def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]], warnings: list[str]
