@@ -97,6 +97,8 @@ def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | 
         "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
         "row": None,
     }
+    if run.first:  # --first N: the first examples in file order (only then, so other runs keep their shape)
+        entry["first"] = True
     run_notes = [str(note) for note in Manifest(run.manifest).notes]
     if run_notes:  # the run's own notes (its manifest's: the reader's and the runner's, DataCLUE's "not the
         # DataCLUE protocol" mark among them), beside the report's on reading it; only where it has some, so

@@ -66,6 +66,12 @@ class Run:
         return limit if isinstance(limit, int) else None
 
     @property
+    def first(self) -> bool:
+        """The limit took the first examples in file order (``--first``), not a seeded draw (``--limit``)."""
+        partial = self.manifest.get("partial") or {}
+        return isinstance(partial, dict) and partial.get("first") is True
+
+    @property
     def partial(self) -> bool:
         """A ``--limit`` run: a seeded subset of dev, not comparable with full-dev scores."""
         return bool(self.metrics.get("partial")) or self.limit is not None

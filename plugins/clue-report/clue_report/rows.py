@@ -120,7 +120,8 @@ def row_key(run: Mapping[str, Any]) -> tuple[Any, ...]:
     usage = run["usage"]
     parts = ["sample"] if run["sample"] else []
     if run["partial"]:
-        parts.append(f"--limit {run['limit']}" if run["limit"] is not None else "--limit")
+        flag = "--first" if run.get("first") else "--limit"
+        parts.append(f"{flag} {run['limit']}" if run["limit"] is not None else flag)
     folded = family(run)
     skip = ("mode", "shots", run["repeat"]["setting"]) if folded else ("mode", "shots")
     asked = ({k: v for k, v in run["report_settings"].items() if k not in skip and KEY_DEFAULTS.get(k) != v}
@@ -286,8 +287,8 @@ def build_rows(runs: Sequence[dict[str, Any]], members: Mapping[str, list[str]],
             run["in_table"] = True
     # full-dev rows first, then sample, then partial; more tasks first (a mean over fewer tasks is no rival)
     _disambiguate(rows, list(by_key))
-    rows.sort(key=lambda row: (not row["comparable"], "--limit" in row["data"], -len(row["cells"]),
-                               -(row["mean"] if row["mean"] is not None else -1e9), row["label"]))
+    rows.sort(key=lambda row: (not row["comparable"], "--limit" in row["data"] or "--first" in row["data"],
+                               -len(row["cells"]), -(row["mean"] if row["mean"] is not None else -1e9), row["label"]))
     for number, row in enumerate(rows, 1):
         row["id"] = f"row-{number}"
         for cell in row["cells"].values():
