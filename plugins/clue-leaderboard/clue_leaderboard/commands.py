@@ -73,7 +73,10 @@ def submit(ctx: click.Context, run_dirs: tuple[Path, ...], output: Path, force: 
     from clue_leaderboard.runs import SELECTION, unfinished_runs
     from clue_leaderboard.submission import build_submission
 
-    checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force)
+    skipped: list[str] = []
+    checked = build_submission(_kernel(ctx), list(run_dirs), output, force=force, skipped=skipped)
+    for line in skipped:  # a folder's run of a task without a leaderboard (dataclue-*): not packed, and says so
+        click.echo(f"note: {printable(line)}: not in the zip", err=True)
     for folder in dict.fromkeys(run_dirs):  # a folder of runs: an interrupted one is not packed, and says so
         given_runs = (folder / MANIFEST).is_file() or (folder / SELECTION).is_file()
         if not given_runs and (unfinished := unfinished_runs(folder)):

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from clue_core.plugin import MANIFEST, ClueError, InputError
+from clue_core.plugin import MANIFEST, ClueError, InputError, Registry
 
 #: A folder's own choice of runs to submit: ``{"schema": SELECTION_SCHEMA, "runs": [relative paths]}``.
 SELECTION = "submit.json"
@@ -80,3 +80,28 @@ def unfinished_runs(folder: Path) -> str:
     staged = sorted(p.parent.name for p in folder.glob(f".*/{MANIFEST}"))
     many = len(staged) > 1
     return f"{', '.join(staged)} {'hold runs' if many else 'holds a run'} that did not finish" if staged else ""
+
+
+def leaderboard_runs(kernel: Registry, paths: Sequence[Path], run_dirs: Sequence[Path], skipped: list[str]
+                     ) -> list[Path]:
+    """``run_dirs`` less the runs found in a folder of runs whose task no leaderboard scores (DataCLUE's,
+    SuperCLUE's), each noted in ``skipped``; a run named itself stays, to be refused for it in one line, as
+    its files were asked for. A manifest that cannot be read stays too: the checks say what is wrong."""
+    named = {path.resolve() for path in paths if (path / MANIFEST).is_file()}
+    kept = []
+    for run_dir in run_dirs:
+        try:
+            task = kernel.task(str(json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))["task"]))
+        except (OSError, ValueError, KeyError, TypeError, ClueError):
+            task = None
+        if run_dir.resolve() in named or task is None or task.test_versions:
+            kept.append(run_dir)
+        else:
+            skipped.append(f"{run_dir} ({task.name}: no leaderboard scores its runs)")
+    return kept
+
+
+def nothing_to_submit(paths: Sequence[Path], skipped: Sequence[str]) -> str:
+    """The one line for a submit that found no leaderboard files, naming the runs left out (and why)."""
+    left_out = f": {'; '.join(skipped)}" if skipped else ""
+    return f"no leaderboard files to submit in {', '.join(map(str, paths))}{left_out}"

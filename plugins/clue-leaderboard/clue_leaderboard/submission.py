@@ -42,7 +42,7 @@ from clue_core.plugin import (
     resolve,
     resolve_task_data,
 )
-from clue_leaderboard.runs import find_run_dirs
+from clue_leaderboard.runs import find_run_dirs, leaderboard_runs, nothing_to_submit
 
 #: A kind's ``check_prediction(task, example, value)``: what is wrong with a value, or None.
 PredictionCheck = Callable[[TaskSpec, Example, Any], "str | None"]
@@ -289,9 +289,10 @@ def check_run(kernel: Registry, run_dir: Path) -> list[CheckedFile]:
     return checked
 
 
-def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, force: bool = False
-                     ) -> list[CheckedFile]:
-    """Check every run's files, then write them at the root of one zip (atomically)."""
+def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, force: bool = False,
+                     skipped: list[str] | None = None) -> list[CheckedFile]:
+    """Check every run's files, then write them at the root of one zip (atomically); ``skipped`` gets a
+    folder's runs that no leaderboard scores (:func:`~clue_leaderboard.runs.leaderboard_runs`)."""
     if output.suffix.lower() != ".zip":
         raise ClueError(f"{output}: the submission must be a .zip file")
     if output.is_dir():  # --force replaces a zip, never a folder (os.replace could not anyway)
@@ -299,12 +300,12 @@ def build_submission(kernel: Registry, paths: Sequence[Path], output: Path, *, f
     if not force and _taken(output):
         raise ClueError(_exists(output))
     checked: list[CheckedFile] = []
-    run_dirs = find_run_dirs(paths)
+    run_dirs = leaderboard_runs(kernel, paths, find_run_dirs(paths), skipped := [] if skipped is None else skipped)
     for run_dir in run_dirs:
         checked.extend(check_run(kernel, run_dir))
     check_families(kernel, run_dirs)
     if not checked:
-        raise ClueError(f"no leaderboard files to submit in {', '.join(map(str, paths))}")
+        raise ClueError(nothing_to_submit(paths, skipped))
     names: dict[str, CheckedFile] = {}
     for item in checked:
         if item.name in names:
