@@ -86,6 +86,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                                              "请从“A”，“B”，“C”中进行选择。\n答："),
 }
 
+for _task in ("cmnli", "ocnli"):  # the second gen config of each: CMNLIDatasetV2's letters too
+    PRESETS[_task][f"opencompass:CLUE_{_task}_gen_51e956"] = _gen(
+        f"CLUE_{_task}/CLUE_{_task}_gen_51e956.py", "阅读文章：{sentence1}\n根据上文，回答如下问题：{sentence2}\n"
+        "A. 对\nB. 错\nC. 可能\n请从“A”，“B”，“C”中进行选择。\n答：", _NLI_LETTERS)
+
 
 def protocol_setting(task: str) -> Setting:
     """The task's ``protocol`` setting: clue-core's own prompt or one of its presets (clue-models-llm reads it)."""

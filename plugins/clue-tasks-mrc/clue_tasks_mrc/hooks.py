@@ -127,6 +127,7 @@ DRCD = TaskSpec(
     sample=f"{_PACKAGE}:samples/drcd",
     recommendations=SPAN_RECOMMENDATIONS,
     prompt=DRCD_PROMPT,
+    settings=presets.task_settings("drcd"),  # protocol=opencompass:<config> (presets.py)
     published=published.DRCD,
     cluster=f"{_PACKAGE}.clusters:passage",
     cluster_unit="passage",

@@ -40,6 +40,23 @@ _C3_HUMAN = "文章：{content}\n问题：{question}"
 _CMRC_PROMPT = ("根据文章回答问题。你的答案应该尽可能简练，请以 ‘答案是’ 开头的句式作答。\n"
                 "文章：{context}\n问：{question}\n答：")
 
+#: The three other gen configs CMRC and DRCD share (the same templates; EMEvaluator, no post-processor).
+_SPAN_VARIANTS = {
+    "3749cd": (("HUMAN", "文章：{context}\n根据上文，回答如下问题：{question}"), ("BOT", "答：")),
+    "8484b9": (("", "文章：{context}\n根据上文，回答如下问题： {question}\n答："),),
+    "941108": (("HUMAN", "文章：{context}\n根据上文，回答如下问题：\n{question}\n答："),),
+}
+
+
+def _variants(task: str, presets: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``presets`` and the task's three other gen configs (``CLUE_<task>_gen_<hash>``)."""
+    more = {f"opencompass:CLUE_{task}_gen_{key}": {
+        "source": f"{_SOURCE}CLUE_{task}/CLUE_{task}_gen_{key}.py", "inferencer": "gen",
+        "fields": f"{_PACKAGE}:cmrc_fields", "evaluator": "em", "template": template,
+    } for key, template in _SPAN_VARIANTS.items()}
+    return {**presets, **more}
+
+
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "c3": {
         "opencompass:CLUE_C3_ppl_e24a31": {
@@ -68,7 +85,16 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "template": (("HUMAN", _CMRC_PROMPT),),
         },
     },
+    "drcd": _variants("DRCD", {  # DRCDDataset: question, context (Traditional Chinese, as in the file); EMEvaluator
+        "opencompass:CLUE_DRCD_gen_1bd3c8": {
+            "source": _SOURCE + "CLUE_DRCD/CLUE_DRCD_gen_1bd3c8.py (CLUE_DRCD_gen)",
+            "inferencer": "gen", "fields": f"{_PACKAGE}:cmrc_fields", "evaluator": "em",
+            "postprocess": "after_answer_is",  # OpenCompass's drcd_postprocess
+            "template": (("HUMAN", _CMRC_PROMPT),),
+        },
+    }),
 }
+PRESETS["cmrc2018"] = _variants("CMRC", PRESETS["cmrc2018"])
 
 
 def protocol_setting(task: str) -> Setting:
