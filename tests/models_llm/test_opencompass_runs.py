@@ -48,6 +48,10 @@ def test_c3_preset_runs_and_is_recorded(run_cli, kernel, tmp_path) -> None:
     assert report.exit_code == 0, report.output
     rows = [line for line in report.output.splitlines() if "llm-tiny" in line]
     assert any(f'protocol="{preset}"' in line for line in rows) and any('protocol="clue-core"' in line for line in rows)
+    # beside the scores, the rule the preset scored by (mean_all), not the value the run was given (sum)
+    shown = {entry["path"]: entry["report_settings"]
+             for entry in json.loads((tmp_path / "report" / "report.json").read_text("utf-8"))["runs"]}
+    assert shown[str(run)]["score"] == "mean_all" and shown[str(tmp_path / "own" / "c3")]["score"] == "sum"
 
 
 def test_unknown_preset_is_one_line_listing_the_tasks_presets(run_cli, tmp_path) -> None:

@@ -92,7 +92,7 @@ def _run_entry(kernel: Registry | None, number: int, run: Run, task: TaskSpec | 
         "sample": run.sample, "partial": run.partial, "limit": run.limit,
         "data_version": data_version(run.manifest, run.sample),
         "usage": run_usage(metrics), "model_facts": model_facts(kernel, run.manifest, metrics),
-        "report_settings": metrics.get("report_settings") or {}, "settings": run.manifest.get("settings") or {},
+        "report_settings": run.report_settings, "settings": run.manifest.get("settings") or {},
         "leaderboards": [[lb["benchmark"], lb["group"]] for lb in metrics.get("leaderboards") or []],
         "intervals": {}, "analysis": {}, "notes": list(run.notes), "scored_from": None, "in_table": False,
         "row": None,

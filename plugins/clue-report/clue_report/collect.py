@@ -66,6 +66,13 @@ class Run:
         return limit if isinstance(limit, int) else None
 
     @property
+    def report_settings(self) -> dict[str, Any]:
+        """The settings shown beside the scores, as the run used them (:func:`clue_report.published.used_settings`)."""
+        from clue_report.published import used_settings
+
+        return used_settings(self.metrics)
+
+    @property
     def first(self) -> bool:
         """The limit took the first examples in file order (``--first``), not a seeded draw (``--limit``)."""
         partial = self.manifest.get("partial") or {}

@@ -44,9 +44,20 @@ def _prompt_id(settings: Mapping[str, Any], info: Mapping[str, Any]) -> Any:
     return prompt
 
 
+def used_settings(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings shown beside the scores, as the run used them: a preset (``protocol=opencompass:…``)
+    fixes the mode and score rule it asks by, and ``model_info.decoding`` says which (the manifest keeps
+    the values given: ``score=sum`` where the preset scored by ``mean_all``)."""
+    shown = dict(metrics.get("report_settings") or {})
+    decoding = (metrics.get("model_info") or {}).get("decoding")
+    if isinstance(decoding, dict):
+        shown.update({key: value for key, value in decoding.items() if key in shown})
+    return shown
+
+
 def run_usage(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """How a run used its model: mode, shots and prompt, from ``metrics.json``."""
-    settings = metrics.get("report_settings") or {}
+    settings = used_settings(metrics)
     info = metrics.get("model_info") or {}
     llm = metrics.get("model_category") == "llm"
     mode = canonical_mode(settings.get("mode")) or (None if llm else FINE_TUNED)
