@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,13 @@ from clue_core.cli import cli
 from clue_core.kernel import Kernel
 from clue_data import hooks as data_plugin
 from clue_leaderboard import hooks as leaderboard_plugin
+
+# A suite started in the background of a non-interactive shell (`nohup …&`, a CI step run as a job) inherits
+# SIGINT ignored, and so would every process a test starts: Python does not install its KeyboardInterrupt
+# handler where SIGINT is ignored, so the Ctrl-C tests would fail or wait. A handler here is reset to the
+# default disposition in each child at exec, where Python installs its own.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REAL_SAMPLES = REPO_ROOT.parent / "shared" / "reference" / "real-samples"
