@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clue_core.plugin import ClueError, TaskSpec
-from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
+from clue_models_hf.hooks import KBQA_TRIPLE
 from clue_models_hf.learner import TINY_SOURCE, HFLearner
 from clue_models_hf.loading import read_model_file
 from clue_models_hf.ner_tags import ENTITY_SPANS

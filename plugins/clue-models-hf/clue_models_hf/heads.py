@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN
-from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
+from clue_models_hf.hooks import KBQA_TRIPLE
 from clue_models_hf.ner_tags import BIO, ENTITY_SPANS, IGNORE, SPAN_HEAD
 
 NER_BIO = f"{ENTITY_SPANS}:{BIO}"

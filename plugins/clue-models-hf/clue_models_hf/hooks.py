@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from clue_core.plugin import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, CommandSpec, ModelSpec, hookimpl
 from clue_models_hf.catalogue import CATALOGUE, recommendations
-from clue_models_hf.kbqa_encoding import KBQA_TRIPLE
 from clue_models_hf.ner_tags import ENTITY_SPANS
 from clue_models_hf.settings import COMMON, TINY
 
+#: KgCLUE's kind, named by its string (kbqa_encoding, which trains it, imports the encoders' code).
+KBQA_TRIPLE = "kbqa_triple"
 FAMILY = "hf"
 TINY_NAME = "hf-tiny"
 FACTORY = "clue_models_hf.factory:create"

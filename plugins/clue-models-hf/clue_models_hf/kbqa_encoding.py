@@ -33,8 +33,6 @@ from typing import Any
 
 from clue_models_hf.encoding import Features, uses_token_types
 
-#: The example kind's name, as clue-tasks-kgclue declares it.
-KBQA_TRIPLE = "kbqa_triple"
 #: The separator of an answer's three parts (the kind's contract: ``"subject ||| predicate ||| object"``).
 SEPARATOR = " ||| "
 #: The answer of a question without candidates: three empty parts (every part scored wrong, not malformed).

@@ -25,7 +25,6 @@ SHA-256 and the llama-cpp-python version; ``n_ctx`` and ``n_batch`` key it as se
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -227,6 +226,8 @@ class LlamaCppBackend(Backend):
             if len(ids) + budget > engine.n_ctx:
                 cut = min(len(ids) - 1, len(ids) + budget - engine.n_ctx)
                 ids = ids[:1] + ids[1 + cut:] if self.bos is not None else ids[cut:]
+            import hashlib  # here, not at the top: listing models reads this module
+
             seed = int.from_bytes(hashlib.sha256(f"{options.seed}:{ids}".encode()).digest()[:8], "little")
             entry = decoder.run(ids, thinking=prompt.rstrip().endswith(THINK_OPEN), seed=seed)
             done({index: {**entry, "truncated": cut}})
