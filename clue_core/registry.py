@@ -4,23 +4,67 @@ A command finds the kernel in its click context (``ctx.find_root().obj["kernel"]
 receive it as ``Any``, so nothing said which of the kernel's attributes were a contract and
 which were internals a refactoring could rename. This protocol names exactly what the
 first-party commands use: the registries of tasks, models, metrics, submission writers,
-report sections and example kinds, who registered each name (``owner``, for messages), ``strict`` (re-raise for
-plugin authors) and the lookups that turn an unknown name into a one-line error with a
+report sections, example kinds, data fetchers and openers, commands, the plugins as they loaded (``plugins``:
+each one's row, with its load problem), who registered each name (``owner``, for messages), ``strict``
+(re-raise for plugin authors) and the lookups that turn an unknown name into a one-line error with a
 suggestion. Planning or running a run is ``api.plan(..., kernel=registry)`` /
-``api.run(..., kernel=registry)``, which take this same object. :class:`clue_core.kernel.Kernel`
+``api.run(..., kernel=registry)``, which take this same object; :func:`resolved_settings` is the
+settings one task's run with one model would read (``clue-core info TASK --model M``) and
+:func:`fetched_folder` where the installed fetcher keeps a task's files.
+:class:`clue_core.kernel.Kernel`
 satisfies it (``tests/core/test_plugin_api.py`` checks), so adding a member here is a promise to
 every plugin, and removing one from the kernel breaks that test first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from clue_core.fetching import FetcherSpec
+    from clue_core.fetching import FetcherSpec, OpenerSpec
     from clue_core.kinds import KindSpec
-    from clue_core.specs import MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
+    from clue_core.specs import (
+        CommandSpec,
+        MetricSpec,
+        ModelSpec,
+        ReportSectionSpec,
+        SubmissionWriterSpec,
+        TaskSpec,
+    )
+
+
+class PluginRow(Protocol):
+    """One plugin as it loaded (a row of ``clue-core list plugins``): a broken plugin is a row with
+    ``status == "error"`` and its one-line ``error``, so a command can name it instead of failing."""
+
+    @property
+    def name(self) -> str:
+        """The entry point's name (``builtin``, ``clue-tasks-classic``)."""
+
+    @property
+    def distribution(self) -> str | None:
+        """The distribution that installed it, when known."""
+
+    @property
+    def version(self) -> str | None:
+        """That distribution's version, when known."""
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``error`` (see ``error``) or ``disabled`` (``CLUE_DISABLE_PLUGINS``)."""
+
+    @property
+    def error(self) -> str | None:
+        """Why it failed to load, or which of its specs were dropped and why; ``None`` when none."""
+
+    @property
+    def provides(self) -> Mapping[str, list[str]]:
+        """``registry -> names`` it registered (``{"tasks": ["afqmc", ...]}``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as ``list plugins --json`` prints it."""
 
 
 @runtime_checkable
@@ -56,6 +100,18 @@ class Registry(Protocol):
         """Every registered data fetcher by name: pass it to ``resolve_task_data(..., fetchers=)``."""
 
     @property
+    def openers(self) -> Mapping[str, OpenerSpec]:
+        """Every registered archive opener by name: pass it to ``resolve_task_data(..., openers=)``."""
+
+    @property
+    def commands(self) -> Mapping[str, CommandSpec]:
+        """Every ``clue-core`` command a plugin registered (``clue_commands``), by name."""
+
+    @property
+    def plugins(self) -> Sequence[PluginRow]:
+        """Every plugin the kernel tried to load, in load order, with its status and problem."""
+
+    @property
     def owner(self) -> Mapping[tuple[str, str], str]:
         """``(registry, name) -> plugin name``, to name the plugin in a message about its spec."""
 
@@ -74,3 +130,29 @@ class Registry(Protocol):
 
     def kind(self, name: str) -> KindSpec:
         """The example kind ``name`` (its checks, gold, prompt fields); unknown raises ``UnknownNameError``."""
+
+    def model(self, name: str) -> tuple[ModelSpec, str | None]:
+        """The model ``name`` (a name, ``family:argument`` or a trained model's folder) and the argument
+        its factory receives; an unknown name raises ``UnknownNameError``."""
+
+
+def resolved_settings(kernel: Registry, task: TaskSpec, model: str) -> list[dict[str, Any]]:
+    """Each setting a run of ``task`` with ``model`` would read: ``{"name", "value", "source"}`` rows, as
+    ``run --dry-run`` shows them, with no data looked up and no run planned (``info TASK --model M``)."""
+    from clue_core.planning import RunRequest, resolve_settings
+
+    spec, _ = kernel.model(model)
+    resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)  # type: ignore[arg-type]
+    return [{"name": name, "value": value, "source": source} for name, value, source in resolved[task.name].rows()]
+
+
+def fetched_folder(kernel: Registry, task: TaskSpec) -> Path | None:
+    """Where the installed fetcher keeps ``task``'s files (they may not be there yet), fetching nothing;
+    ``None`` when no fetcher is chosen (none installed, or several and no ``$CLUE_FETCHER``) or it does not say."""
+    from clue_core import fetching
+    from clue_core.errors import DataError
+
+    try:
+        return fetching.location(fetching.choose(task, kernel.fetchers), task, kernel.owner)
+    except DataError:
+        return None
