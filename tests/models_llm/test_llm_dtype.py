@@ -1,4 +1,4 @@
-"""``dtype=auto`` of ``llm:``: bfloat16 on a CPU with native bf16 for a checkpoint stored in bf16, detected
+"""``dtype=auto`` of ``llm:``: bf16-mixed on a CPU with native bf16 for a checkpoint stored in bf16, detected
 from the CPU's flags (faked here, so every outcome is tested on every CPU), shown with its reason in
 ``--dry-run``, honoured when set, and recorded in the model's identity (the cache's key)."""
 
@@ -52,8 +52,8 @@ def checkpoint(folder: Path, dtype: str) -> Path:
 def test_auto_on_the_cpu_needs_native_bf16_and_a_bf16_checkpoint(tmp_path) -> None:
     native, plain = cpu_bf16.Bf16(True, "native"), cpu_bf16.Bf16(False, "plain")
     stored = checkpoint(tmp_path / "bf16", "bfloat16")
-    assert cpu_bf16.auto_on_cpu(str(stored), bf16=native) == ("bfloat16", "native, and the checkpoint is stored "
-                                                                          "in bfloat16")
+    assert cpu_bf16.auto_on_cpu(str(stored), bf16=native) == ("bf16-mixed", "native, and the checkpoint is stored "
+                                                                            "in bfloat16")
     assert cpu_bf16.auto_on_cpu(str(stored), bf16=plain) == ("float32", "plain")
     assert cpu_bf16.auto_on_cpu(str(checkpoint(tmp_path / "fp32", "float32")), bf16=native)[0] == "float32"
     assert cpu_bf16.auto_on_cpu(None, bf16=native)[0] == "float32"  # llm-tiny
@@ -91,14 +91,16 @@ def dry_dtype(run_cli, model: str, *more: str) -> tuple[str, str]:
 def test_dry_run_shows_what_auto_becomes_and_why(run_cli, fake_cpu, tmp_path) -> None:
     folder = checkpoint(tmp_path / "model", "bfloat16")
     fake_cpu(AVX512)
-    assert dry_dtype(run_cli, f"llm:{folder}") == ("bfloat16", "auto: this CPU has native bf16 (avx512_bf16), and "
-                                                                "the checkpoint is stored in bfloat16")
+    assert dry_dtype(run_cli, f"llm:{folder}") == ("bf16-mixed", "auto: this CPU has native bf16 (avx512_bf16), "
+                                                                  "and the checkpoint is stored in bfloat16")
     text = run_cli("run", "afqmc", "--model", f"llm:{folder}", "--sample", "--dry-run").output
-    assert ("dtype = 'bfloat16'  (auto: this CPU has native bf16 (avx512_bf16), and the checkpoint is stored in "
+    assert ("dtype = 'bf16-mixed'  (auto: this CPU has native bf16 (avx512_bf16), and the checkpoint is stored in "
             "bfloat16)") in text
     assert dry_dtype(run_cli, f"llm:{folder}", "--set", "dtype=float32") == ("float32", "--set")
+    assert dry_dtype(run_cli, f"llm:{folder}", "--set", "dtype=bfloat16") == ("bfloat16", "--set")
+    assert dry_dtype(run_cli, f"llm:{folder}", "--set", "dtype=bf16-mixed") == ("bf16-mixed", "--set")
     assert dry_dtype(run_cli, f"llm:{folder}", "--set", "dtype=auto") == (
-        "bfloat16", "--set; auto: this CPU has native bf16 (avx512_bf16), and the checkpoint is stored in bfloat16")
+        "bf16-mixed", "--set; auto: this CPU has native bf16 (avx512_bf16), and the checkpoint is stored in bfloat16")
     assert dry_dtype(run_cli, "llm-tiny")[0] == "float32"
     assert dry_dtype(run_cli, f"llm:{checkpoint(tmp_path / 'fp32', 'float32')}") == (
         "float32", "auto: this CPU has native bf16 (avx512_bf16), but the checkpoint is stored in float32")
@@ -137,10 +139,14 @@ def test_a_run_loads_what_auto_says_and_honours_float32(run_cli, fake_cpu, tmp_p
         return json.loads((out / "afqmc" / "manifest.json").read_text(encoding="utf-8"))["model_info"]
 
     auto = loaded("auto")
-    assert auto["dtype"] == "bfloat16" and auto["model"]["dtype"] == "bfloat16"
+    assert auto["dtype"] == "bf16-mixed" and auto["model"]["dtype"] == "bf16-mixed"
     exact = loaded("fp32", "--set", "dtype=float32")
     assert exact["dtype"] == "float32" and exact["model"]["dtype"] == "float32"
     # the dtype is in the model's identity, so the float32 run computed its own answers (none reused)
     assert exact["cache"]["hits"] == 0 and exact["cache"]["path"] != auto["cache"]["path"]
+    plain = loaded("bf16", "--set", "dtype=bfloat16")  # every tensor bf16: a precision of its own, cached apart
+    assert plain["model"]["dtype"] == "bfloat16" and plain["cache"]["hits"] == 0
+    assert len({plain["cache"]["path"], auto["cache"]["path"], exact["cache"]["path"]}) == 3
+    assert loaded("auto-again")["cache"]["hits"] > 0  # the same precision again: its own answers reused
     fake_cpu(PLAIN)
     assert loaded("plain")["dtype"] == "float32"

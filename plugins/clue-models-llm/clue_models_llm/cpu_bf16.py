@@ -1,8 +1,11 @@
-"""Whether this CPU computes bf16 natively, and what ``dtype=auto`` of ``llm:`` becomes here (no torch at import).
+"""Whether this CPU computes bf16 natively, what ``dtype=auto`` of ``llm:`` becomes here (no torch at import),
+and the ``bf16-mixed`` mode it becomes (:func:`to_mixed`: torch imported only there).
 
 On a CPU with AVX-512 BF16 or AMX a bf16 matmul runs at 2-3x the fp32 rate, so ``dtype=auto``
-loads ``llm:`` in bfloat16 there when the checkpoint is stored in bfloat16 (its weights are then
-exactly the file's); elsewhere torch emulates bf16 far below the fp32 rate, so auto stays float32.
+loads ``llm:`` as bf16-mixed there when the checkpoint is stored in bfloat16 (its weights are then
+exactly the file's): the weights and matmuls in bf16, everything else float32, which keeps the
+log-likelihoods closer to float32's than ``dtype=bfloat16`` (every tensor bf16) at the same speed;
+elsewhere torch emulates bf16 far below the fp32 rate, so auto stays float32.
 The answer comes from the CPU's flags in ``/proc/cpuinfo`` (cheap: ``--dry-run`` shows it without
 importing torch) and, where torch is already imported (the model is loading) or
 there is no ``/proc/cpuinfo`` (macOS, Windows), from torch's own probes: a torch build that does not
@@ -26,6 +29,8 @@ FLAGS = ("avx512_bf16", "amx_bf16")
 CPUINFO = Path("/proc/cpuinfo")
 #: torch's probes (``torch.cpu``), the ones clue-models-hf's training asks too.
 TORCH_PROBES = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+#: The ``dtype`` value of the mixed mode (what ``dtype=auto`` becomes on a CPU with native bf16).
+MIXED = "bf16-mixed"
 
 
 @dataclass(frozen=True)
@@ -135,9 +140,9 @@ def auto_on_cpu(source: str | None, revision: str = "", *, download: bool = Fals
     """``(dtype name, reason)`` that ``dtype=auto`` resolves to on the CPU for ``source``; the name is ``None``
     where only loading can tell (a hub checkpoint not cached yet, asked without ``download``).
 
-    bfloat16 needs native bf16 *and* a checkpoint stored in bfloat16 (most current LLMs): its weights are
-    then exactly what the file holds. A checkpoint stored in float32 (a model trained here, an older one)
-    keeps float32: rounding its weights to bf16 changed the sample answers of a small fine-tuned model.
+    bf16-mixed (:data:`MIXED`) needs native bf16 *and* a checkpoint stored in bfloat16 (most current LLMs):
+    its weights are then exactly what the file holds. A checkpoint stored in float32 (a model trained here, an
+    older one) keeps float32: rounding its weights to bf16 changed the sample answers of a small fine-tuned model.
     """
     reason = reference_source(source)
     if reason or source is None:
@@ -148,11 +153,11 @@ def auto_on_cpu(source: str | None, revision: str = "", *, download: bool = Fals
     config = checkpoint_config(source, revision, download=download)
     if config is None:
         if not download:
-            return None, f"{bf16.why}: bfloat16 if the checkpoint is stored in bfloat16 (read when it loads)"
+            return None, f"{bf16.why}: {MIXED} if the checkpoint is stored in bfloat16 (read when it loads)"
         return "float32", f"{bf16.why}, but no config.json says the checkpoint's dtype"
     stored = stored_dtype(config)
     if stored == "bfloat16":
-        return "bfloat16", f"{bf16.why}, and the checkpoint is stored in bfloat16"
+        return MIXED, f"{bf16.why}, and the checkpoint is stored in bfloat16"
     return "float32", f"{bf16.why}, but the checkpoint is stored in {stored or 'an unnamed dtype'}"
 
 
@@ -182,3 +187,103 @@ def explain(model: str, argument: str | None, values: Mapping[str, Any]) -> dict
     source = None if model == "llm-tiny" else argument or model.partition(":")[2] or model
     name, why = auto_on_cpu(source, str(values.get("revision") or ""))
     return {"dtype": (name or "auto", f"auto: {why}")}
+
+
+# -- bf16-mixed: bf16 weights, float32 activations ---------------------------------------------------------
+
+_CLASSES: dict[type, type] = {}
+
+
+def _mixed_class(cls: type, forward: Callable[..., Any], **more: Any) -> type:
+    """``cls`` with ``forward`` replaced (one subclass per class, made once): the module keeps its attributes,
+    ``isinstance`` checks still hold, and the class name says what it computes."""
+    if cls not in _CLASSES:
+        _CLASSES[cls] = type(f"Bf16Mixed{cls.__name__}", (cls,), {"forward": forward, "bf16_mixed": True, **more})
+    return _CLASSES[cls]
+
+
+def _linear_forward(self: Any, hidden: Any) -> Any:
+    """fp32 in, fp32 out: the input rounded to bf16 for oneDNN's bf16 kernel (fp32 accumulation inside),
+    its result widened back; the bias (kept fp32) added after, in fp32."""
+    import torch
+    from torch.nn import functional
+
+    out = functional.linear(hidden.to(self.weight.dtype), self.weight).to(torch.float32)
+    return out if self.bias is None else out + self.bias
+
+
+def _embedding_forward(self: Any, ids: Any) -> Any:
+    """The bf16 rows widened to fp32; a scaled embedding (Gemma's ``embed_scale``) scaled in fp32, by the
+    exact Python number where the module keeps one (its buffer may have been made in bf16 at load)."""
+    import torch
+    from torch.nn import functional
+
+    out = functional.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.sparse).to(torch.float32)
+    scale = getattr(self, "scalar_embed_scale", None)
+    if scale is None and isinstance(getattr(self, "embed_scale", None), torch.Tensor):
+        scale = self.embed_scale.to(torch.float32)
+    return out if scale is None else out * scale
+
+
+def _other_embedding_forward(self: Any, ids: Any) -> Any:
+    """An embedding class of unknown arithmetic: its own forward, the result widened to fp32."""
+    import torch
+
+    return super(type(self), self).forward(ids).to(torch.float32)
+
+
+def _compute_dtype(self: Any) -> Any:
+    """What the model computes in (float32), not its first parameter's dtype (bf16): masks built from
+    ``model.dtype`` must match the float32 attention scores."""
+    import torch
+
+    return torch.float32
+
+
+def to_mixed(model: Any) -> Any:
+    """Turn a loaded model (float32 or bf16) into bf16-mixed, in place, and return it.
+
+    Why: with every tensor in bf16 (``dtype=bfloat16``) the residual stream, norms and softmax
+    round to 8 bits of mantissa at every layer, and gemma-3-270m's choice log-likelihoods moved
+    0.083 on average from float32's; the matmuls are what native bf16 speeds up. So the weights of
+    every ``Linear`` and ``Embedding`` (nearly all the memory) are stored in bf16, once — a float32
+    copy is not kept — and everything else (norm weights, biases, buffers, the residual, attention,
+    softmax) stays float32: each Linear takes its float32 input, rounds it to bf16, multiplies
+    (fp32 accumulation inside oneDNN) and returns float32. It is what ``torch.autocast`` does for
+    matmuls without autocast's cast of the fp32 weights at every call. Tied weights (Gemma's head is
+    its embedding) are one tensor, converted once.
+    """
+    import torch
+    from torch import nn
+
+    from clue_core.plugin import ClueError
+
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)) and "forward" in vars(module):
+            raise ClueError(f"dtype={MIXED}: {type(module).__name__} {module!r:.60} has its forward replaced (by "
+                            f"device_map's hooks?); use dtype=bfloat16 or float32 with it")
+    for module in model.modules():
+        if isinstance(module, nn.Linear) and not getattr(module, "bf16_mixed", False):
+            module.__class__ = _mixed_class(type(module), _linear_forward)
+        elif isinstance(module, nn.Embedding) and not getattr(module, "bf16_mixed", False):
+            plain = type(module).forward is nn.Embedding.forward or hasattr(module, "scalar_embed_scale")
+            module.__class__ = _mixed_class(type(module), _embedding_forward if plain else _other_embedding_forward)
+        else:
+            continue
+        module.weight.data = module.weight.data.to(torch.bfloat16)
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            if param.is_floating_point() and not (name == "weight" and getattr(module, "bf16_mixed", False)):
+                param.data = param.data.to(torch.float32)
+        for name, buffer in module.named_buffers(recurse=False):
+            if buffer.is_floating_point():
+                setattr(module, name, buffer.to(torch.float32))
+        if isinstance(getattr(type(module), "dtype", None), property) and not getattr(module, "bf16_mixed", False):
+            module.__class__ = _mixed_class(type(module), type(module).forward, dtype=property(_compute_dtype))
+    return model
+
+
+def is_mixed(model: Any) -> bool:
+    """Whether :func:`to_mixed` turned ``model`` into bf16-mixed."""
+    return bool(getattr(model, "bf16_mixed", False))

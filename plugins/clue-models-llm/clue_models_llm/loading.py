@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,22 +118,63 @@ def pick_device(device_map: str, rank: int) -> Any:
     return torch.device("cpu")
 
 
-def pick_dtype(name: str, device: Any, source: str | None = None, revision: str = "") -> Any:
-    """``auto``: bfloat16 on GPUs that have it (else float16); on the CPU bfloat16 where the CPU has native
+@dataclass(frozen=True)
+class Precision:
+    """How a model is loaded and computes: ``name`` (recorded: the identity's ``dtype``, so the cache never
+    serves one precision's answers to another), ``load`` (the torch dtype weights are loaded in) and ``mixed``
+    (then :func:`clue_models_llm.cpu_bf16.to_mixed` turns the loaded model into bf16-mixed)."""
+
+    name: str
+    load: Any
+    mixed: bool = False
+
+    def finish(self, model: Any) -> Any:
+        """The loaded model as it computes: bf16-mixed converted in place (once), else as loaded."""
+        if self.mixed:
+            from clue_models_llm.cpu_bf16 import to_mixed
+
+            to_mixed(model)
+        return model
+
+
+def pick_precision(name: str, device: Any, source: str | None = None, revision: str = "") -> Precision:
+    """``auto``: bfloat16 on GPUs that have it (else float16); on the CPU bf16-mixed where the CPU has native
     bf16 and the checkpoint is stored in bf16, else float32 (:func:`clue_models_llm.cpu_bf16.auto_on_cpu`;
-    ``source`` None, llm-tiny, and GGUF files stay float32)."""
+    ``source`` None, llm-tiny, and GGUF files stay float32). ``float32`` is float32 on every CPU."""
     import torch
+
+    from clue_models_llm.cpu_bf16 import MIXED
 
     gpu = torch.cuda.is_available() and (device is None or device.type == "cuda")
     if name == "auto":
-        if not gpu:
-            from clue_models_llm.cpu_bf16 import auto_on_cpu
+        if gpu:
+            return _plain(torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
+        from clue_models_llm.cpu_bf16 import auto_on_cpu
 
-            return getattr(torch, auto_on_cpu(source, revision, download=True)[0] or "float32")
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        name = auto_on_cpu(source, revision, download=True)[0] or "float32"
+    if name == MIXED:
+        return Precision(MIXED, _mixed_load_dtype(source, revision), mixed=True)
     if name == "float16" and not gpu:
-        raise ClueError("dtype=float16 needs a CUDA GPU; on the CPU use float32 or bfloat16")
-    return getattr(torch, name)
+        raise ClueError("dtype=float16 needs a CUDA GPU; on the CPU use float32, bf16-mixed or bfloat16")
+    return _plain(getattr(torch, name))
+
+
+def _plain(dtype: Any) -> Precision:
+    return Precision(str(dtype).replace("torch.", ""), dtype)
+
+
+def _mixed_load_dtype(source: str | None, revision: str) -> Any:
+    """bf16-mixed loads a checkpoint stored in bfloat16 as bfloat16 (its weights exact, half the peak memory;
+    the rest widened to float32 after), anything else (llm-tiny, a GGUF file dequantised, a float32
+    checkpoint) as float32, its Linear weights rounded to bf16 once after loading."""
+    import torch
+
+    from clue_models_llm.cpu_bf16 import checkpoint_config, reference_source, stored_dtype
+
+    if source is None or reference_source(source):
+        return torch.float32
+    config = checkpoint_config(source, revision, download=True)
+    return torch.bfloat16 if config is not None and stored_dtype(config) == "bfloat16" else torch.float32
 
 
 def _explain(source: str, exc: Exception) -> ClueError:

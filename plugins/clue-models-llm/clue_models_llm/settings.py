@@ -22,7 +22,9 @@ MODES = ("loglikelihood", "generate")
 SCORES = ("sum", "mean", "ppl", "mean_all")
 #: Score rules that need the prompt's own log-probability (the prefix pass keeps all its logits).
 PROMPT_SCORES = ("ppl", "mean_all")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+#: ``bf16-mixed``: bf16 weights, float32 activations (:func:`clue_models_llm.cpu_bf16.to_mixed`), what auto is
+#: on a CPU with native bf16; ``bfloat16``: every tensor bf16, as transformers loads it.
+DTYPES = ("auto", "float32", "bf16-mixed", "bfloat16", "float16")
 #: The most ``max_new_tokens`` (and ``thinking_tokens``) a run may ask for: a bound declared, so an absurd
 #: value is refused at planning; llm-tiny never writes an end-of-sequence token, so
 #: ``max_new_tokens=99999999999999999999`` generated for as long as the machine let it.
@@ -62,8 +64,9 @@ COMMON: tuple[Setting, ...] = (
          minimum=0.0, report=True),
     Setting("eval_batch_size", int, 16, "examples scored or generated together per process", minimum=1),
     _key("dtype", str, "auto", "weights' dtype: auto is bfloat16 (float16 without bf16) on a GPU; on the CPU "
-         "bfloat16 where it has native bf16 (AVX-512 BF16, AMX) and the checkpoint is stored in bfloat16, else "
-         "float32 (llm-tiny and .gguf files: float32); --dry-run shows which", choices=DTYPES),
+         "bf16-mixed (bf16 weights and matmuls, float32 activations) where it has native bf16 (AVX-512 BF16, AMX) "
+         "and the checkpoint is stored in bfloat16, else float32 (llm-tiny and .gguf files: float32); bfloat16 "
+         "is every tensor in bf16; --dry-run shows which", choices=DTYPES),
     Setting("device_map", str, "", "'' puts the model on this process's device; 'auto' spreads a model larger "
             "than one GPU over all visible GPUs (one process only)"),
     Setting("traditional", bool, False, "convert answers to Traditional Chinese (OpenCC s2tw) before scoring "

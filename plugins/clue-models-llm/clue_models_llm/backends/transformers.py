@@ -67,24 +67,27 @@ class TransformersBackend(Backend):
                             "torchrun/accelerate launch (or leave device_map empty for data parallelism)")
         loading.quiet_transformers()
         device = loading.pick_device(settings.device_map, context.rank)
-        dtype = loading.pick_dtype(settings.dtype, device, self.source, settings.revision)
+        precision = loading.pick_precision(settings.dtype, device, self.source, settings.revision)
+        dtype = precision.load
         if self.source is None:
             from clue_models_llm.tiny import build_model
 
             model, tokenizer = build_model(texts(), self.values, context.seed)
             model.to(device=device, dtype=dtype)
             identity = {"source": "llm-tiny", "sha256": loading.weights_digest(model, tokenizer)}
+            precision.finish(model)
         else:
             key = (self.source, loading.fingerprint(self.source), settings.revision, settings.trust_remote_code,
-                   str(dtype), str(device), settings.device_map)
+                   precision.name, str(device), settings.device_map)
             if key in _LOADED:
                 model, tokenizer, identity = _LOADED[key]
             else:
                 _LOADED.clear()
                 model, tokenizer, identity = self._load(context, dtype, device)
+                precision.finish(model)
                 _LOADED[key] = (model, tokenizer, identity)
         self.model, self.tokenizer = model, tokenizer
-        self._identity = {**identity, "dtype": str(dtype).replace("torch.", "")}
+        self._identity = {**identity, "dtype": precision.name}
         self.dtype_text = self._identity["dtype"]
         self.device_text = settings.device_map or str(device)
         self._special_tokens()

@@ -81,6 +81,9 @@ class VLLMBackend(Backend):
         self.source = source
         self.values = dict(values)
         self.settings = Settings.of(self.values)
+        if self.settings.dtype == "bf16-mixed":  # llm:'s CPU mode (clue_models_llm.cpu_bf16.to_mixed), not vLLM's
+            raise ClueError("dtype=bf16-mixed is llm:'s (bf16 weights, float32 activations); vllm: takes auto, "
+                            "float32, bfloat16 or float16")
         self.name = name
         self.engine: Any = None
         self.tokenizer: Any = None
