@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
+from clue_core.discovery import GROUP as NAME  # the hooks' pluggy project is the plugins' entry-point group
+
 if TYPE_CHECKING:
     from clue_core.fetching import FetcherSpec
     from clue_core.kinds import KindSpec
     from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
-NAME = "clue_core"
 hookspec = pluggy.HookspecMarker(NAME)
 hookimpl = pluggy.HookimplMarker(NAME)
 

@@ -17,11 +17,12 @@ from typing import Any
 import pluggy
 
 from clue_core import hookspecs
-from clue_core.errors import ClueError, PluginError, UnknownNameError, did_you_mean
+from clue_core.discovery import BUILTIN_PLUGIN, env_names, plugin_points
+from clue_core.errors import PluginError, UnknownNameError, did_you_mean
 from clue_core.fetching import FetcherSpec
 from clue_core.kinds import KindSpec, declare
+from clue_core.saved_models import MODEL_FILE, is_there, saved_family
 from clue_core.specs import (
-    MODEL_FILE,
     CommandSpec,
     MetricSpec,
     ModelSpec,
@@ -72,23 +73,12 @@ class PluginInfo:
         return f"PluginInfo({self.name!r}, status={self.status!r}, error={self.error!r})"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "module": self.module,
-            "distribution": self.distribution,
-            "version": self.version,
-            "status": self.status,
-            "error": self.error,
-            "provides": self.provides,
-        }
+        """The row for ``list plugins --json``: every attribute, in the order ``__init__`` sets them."""
+        return dict(vars(self))
 
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _env_list(name: str) -> set[str]:
-    return {part.strip() for part in os.environ.get(name, "").split(",") if part.strip()}
 
 
 class Kernel:
@@ -102,7 +92,7 @@ class Kernel:
         disabled: Iterable[str] | None = None,
     ) -> None:
         self.strict = _env_flag("CLUE_STRICT_PLUGINS") if strict is None else strict
-        self.disabled = _env_list("CLUE_DISABLE_PLUGINS") if disabled is None else set(disabled)
+        self.disabled = env_names("CLUE_DISABLE_PLUGINS") if disabled is None else set(disabled)
         self._pm = pluggy.PluginManager(hookspecs.NAME)
         self._pm.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
@@ -123,15 +113,9 @@ class Kernel:
 
     def load_entrypoints(self) -> None:
         """Load every ``clue_core`` entry point (built-in first, then by name), then check the specs."""
-        from importlib.metadata import entry_points
-
-        seen: set[str] = set()
-        points = sorted(entry_points(group=hookspecs.NAME), key=lambda ep: (ep.name != "builtin", ep.name))
+        points = list(plugin_points())
         self._coming = {ep.name for ep in points} - self.disabled  # the homes of PLUGIN_HOMES that will load
         for point in points:
-            if point.name in seen:  # two distributions claiming one plugin name: the first wins
-                continue
-            seen.add(point.name)
             dist = point.dist
             info = PluginInfo(
                 name=point.name,
@@ -290,7 +274,8 @@ class Kernel:
                 info.error = f"{info.error}; {message}" if info.error else message
                 if self.strict:
                     raise PluginError(f"plugin {info.name}: {message}")
-        declare(self.kinds.values())  # for code that meets an example without a kernel (gold_of, reading)
+        # for code that meets an example without a kernel (gold_of, reading); the built-in plugin's kinds stand
+        declare(self.kinds.values(), [n for n in self.kinds if self.owner.get(("kinds", n)) == BUILTIN_PLUGIN])
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -322,8 +307,8 @@ class Kernel:
             spec = self.models[name]
             return spec, (name.partition(":")[2] or None) if ":" in name else None
         path = Path(name).expanduser()
-        if _is_file(path / MODEL_FILE):
-            family = _saved_model_family(path / MODEL_FILE)
+        family = saved_family(path)
+        if family is not None:
             if family not in self.models:
                 raise UnknownNameError(f"{path}: saved with model {family!r}, which no installed plugin provides")
             return self.models[family], str(path)
@@ -332,7 +317,7 @@ class Kernel:
             if not argument:
                 raise UnknownNameError(f"model {name!r} needs an argument after '{prefix}:'")
             return self.models[prefix], argument
-        if _is_file(path) or ("/" in name and not sep):
+        if is_there(path) or ("/" in name and not sep):
             raise UnknownNameError(f"{name}: not a saved model directory (no {MODEL_FILE} in it)")
         families = {f"{n}:" for n, spec in self.models.items() if spec.family}
         raise UnknownNameError(
@@ -343,20 +328,3 @@ class Kernel:
         broken = [p.name for p in self.plugins if p.status == "error"]
         return f" (plugins with errors: {', '.join(broken)}; see 'clue-core list plugins')" if broken else ""
 
-
-def _saved_model_family(path: Path) -> str:
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return str(data["model"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ClueError(f"{path}: unreadable model description ({exc})") from None
-
-
-def _is_file(path: Path) -> bool:
-    """Whether ``path`` is there; a name the file system cannot hold (too long) is not, rather than an OSError."""
-    try:
-        return path.exists()
-    except OSError:
-        return False

@@ -24,14 +24,13 @@ without importing another plugin.
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from clue_core.discovery import BUILTIN_PLUGIN, env_names, plugin_points
 from clue_core.specs import Ref, SpecMixin, resolve
 
 CLASSIFICATION = "classification"
@@ -86,10 +85,11 @@ def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
 
 #: kind name -> spec, as kernels declared it (the built-in plugin's standing), for code outside any run.
 _DECLARED: dict[str, KindSpec] = {}
+#: The names whose spec in ``_DECLARED`` is the built-in plugin's: another kernel's spec does not replace it.
+_STANDING: set[str] = set()
 #: example type -> (its kind, its gold accessor), or None for a type of no kind, filled as examples are met.
 _BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
 _installed_read = False
-_ENTRY_POINTS = "clue_core"  # hookspecs.NAME, not imported: this module is imported by every hook module
 
 
 class _Table:
@@ -117,38 +117,19 @@ def using(specs: Mapping[str, KindSpec]) -> Iterator[None]:
         _SCOPE.reset(token)
 
 
-@functools.cache
-def _builtin_kinds() -> dict[str, KindSpec]:
-    """The built-in plugin's own declarations (its ``builtin`` entry point), which another kernel's
-    different declaration of the same name does not replace in the process table."""
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=_ENTRY_POINTS, name="builtin"):
-        try:
-            hook = getattr(point.load(), "clue_kinds", None)
-            return {spec.name: spec for spec in (hook() if callable(hook) else ()) if isinstance(spec, KindSpec)}
-        except Exception:  # reported on the built-in plugin's row by the kernel that loads it
-            return {}
-    return {}
-
-
-def declare(specs: Iterable[KindSpec]) -> None:
+def declare(specs: Iterable[KindSpec], standing: Collection[str] = ()) -> None:
     """Make checked kinds known to code that has an example but no kernel (a kernel calls this).
 
-    A name's spec is replaced by a different one, except the built-in plugin's: a kernel without the
-    built-in plugin declaring its own ``classification`` (a test's) must not change the gold every other
-    kernel's code finds. A kernel's own runs never read this table (:func:`using`).
+    A name's spec is replaced by a different one, except the built-in plugin's (``standing`` names
+    those of ``specs``): a kernel without the built-in plugin declaring its own ``classification`` (a
+    test's) must not change the gold every other kernel's code finds. A kernel's own runs never read
+    this table (:func:`using`).
     """
     for spec in specs:
-        held = _DECLARED.get(spec.name)
-        if held == spec or (held is not None and held == _builtin_kinds().get(spec.name)):
-            continue
-        _DECLARED[spec.name] = spec
-        _BY_TYPE.clear()
-
-
-def _disabled() -> set[str]:
-    return {part.strip() for part in os.environ.get("CLUE_DISABLE_PLUGINS", "").split(",") if part.strip()}
+        if _DECLARED.get(spec.name) != spec and (spec.name in standing or spec.name not in _STANDING):
+            _DECLARED[spec.name] = spec
+            _BY_TYPE.clear()
+    _STANDING.update(standing)
 
 
 def _read_installed() -> None:
@@ -164,20 +145,17 @@ def _read_installed() -> None:
     if _installed_read:
         return
     _installed_read = True
-    from importlib.metadata import entry_points
-
-    disabled, seen = _disabled(), set()
-    for point in sorted(entry_points(group=_ENTRY_POINTS), key=lambda ep: (ep.name != "builtin", ep.name)):
-        dist = getattr(point.dist, "name", None)
-        if point.name in seen or {point.name, dist} & disabled:
+    disabled = env_names("CLUE_DISABLE_PLUGINS")
+    for point in plugin_points():
+        if {point.name, getattr(point.dist, "name", None)} & disabled:
             continue
-        seen.add(point.name)
         try:
             hook = getattr(point.load(), "clue_kinds", None)
-            found = list(hook()) if callable(hook) else []
+            found = [spec for spec in (hook() if callable(hook) else ()) if isinstance(spec, KindSpec)]
         except Exception:  # reported by the kernel that loads the plugin, not here
             continue
-        declare(spec for spec in found if isinstance(spec, KindSpec) and spec.name not in _DECLARED)
+        fresh = [spec for spec in found if spec.name not in _DECLARED]
+        declare(fresh, standing=[spec.name for spec in fresh] if point.name == BUILTIN_PLUGIN else ())
 
 
 def kind_spec(name: str) -> KindSpec:

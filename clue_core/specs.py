@@ -264,11 +264,6 @@ class TaskSpec(SpecMixin):
         return (*self.splits, *self.scored_splits, *(t.split for t in self.test_versions))
 
 
-MODEL_FILE = "clue_model.json"
-"""The file in a saved model directory that names the model family that wrote it (a learner's
-``save`` writes it, :meth:`clue_core.kernel.Kernel.model` reads it to find the family)."""
-
-
 @dataclass(frozen=True, slots=True)
 class ModelSpec(SpecMixin):
     """A model (or, with ``family=True``, a family matched as ``name:<argument>``).

@@ -64,6 +64,24 @@ def test_every_public_name_resolves_and_hook_modules_stay_light():
     assert result.stdout.strip() == "[]"  # importing the API to build specs loads none of them
 
 
+def test_the_export_list_is_every_name_imported_and_nothing_else():
+    """``__all__`` is derived (the names imported at the top, then ``_LAZY``'s), so ruff cannot check it:
+    every ``clue_core`` name imported at the top is exported, and the ``TYPE_CHECKING`` imports (what type
+    checkers and readers see) name exactly the names loaded on first use, one for one."""
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    eager: set[str] = set()
+    typed: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "clue_core":
+            eager |= {alias.asname or alias.name for alias in node.names}
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            typed |= {alias.asname or alias.name for n in node.body if isinstance(n, ast.ImportFrom)
+                      for alias in n.names}
+    assert len(api.__all__) == len(set(api.__all__))
+    assert typed == set(api._LAZY) | set(api._LAZY_MODULES)
+    assert set(api.__all__) == eager | typed
+
+
 def test_the_builtin_plugin_is_outside_the_kernel_and_its_hooks_stay_light():
     """The kernel's package holds no metric, writer or model (the built-in plugin is ``clue_builtin``),
     the ``builtin`` entry point names that package, and listing it imports no example or I/O module."""
