@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.expansion import expansion_problems
+from clue_core.fetching import spec_problems as data_hook_problems
 from clue_core.kinds import kind_typos
 from clue_core.prompt_variants import prompt_problems  # the prompt and each variant's wording of it
 from clue_core.specs import (
@@ -197,14 +198,6 @@ def _command_problems(command: CommandSpec) -> list[str]:
     return problems
 
 
-def _fetcher_problems(fetcher: Any) -> list[str]:
-    problems = [f"{name} must be 'module:attr', got {getattr(fetcher, name)!r}" for name in ("fetch", "location")
-                if (name == "fetch" or fetcher.location is not None) and not _is_ref(getattr(fetcher, name))]
-    if not isinstance(fetcher.name, str) or not fetcher.name or any(c.isspace() or c == "," for c in fetcher.name):
-        problems.append(f"fetcher name must be one word ($CLUE_FETCHER names it), got {fetcher.name!r}")
-    return problems
-
-
 def _section_problems(section: ReportSectionSpec) -> list[str]:
     problems = _tuple_problems(section)
     refs = ("build", "html") + (("markdown",) if section.markdown is not None else ())
@@ -229,8 +222,8 @@ def spec_problems(kernel: Registry, registry: str, spec: Any) -> list[str]:
         return _command_problems(spec)
     if registry == "report_sections":
         return _section_problems(spec)
-    if registry == "fetchers":
-        return _fetcher_problems(spec)
+    if registry in ("fetchers", "openers"):  # next to their specs, in clue_core.fetching
+        return data_hook_problems(spec, _is_ref)
     return _writer_problems(spec)
 
 
@@ -378,7 +371,7 @@ def _read_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None, echo
             echo(f"{task.name}: no bundled sample; pass --data-dir to read a data folder")
         return problems
     try:
-        folder = data.resolve_task_data(task, data_dir=data_dir, sample=data_dir is None)
+        folder = data.resolve_task_data(task, data_dir=data_dir, sample=data_dir is None, openers=kernel.openers)
     except ClueError as exc:
         return [str(exc)]
     for split in task.readable_splits:

@@ -1,40 +1,37 @@
-"""Where a task's files come from: bundled samples, the user's folder or zip, or a fetcher.
+"""Where a task's files come from: bundled samples, the user's folder or archive, or a fetcher.
 
-A user's own zip (``--data-dir x.zip``) is unpacked (:mod:`clue_core.archive`) into
-``clue_home()/extracted/<sha256>/``. With no folder and no sample, a fetcher plugin (the
-``clue_data_fetchers`` hook, :mod:`clue_core.fetching`; ``clue-data`` downloads the official
-archives) brings the task's files. This module decides which folder a task reads, keeps
-processes from unpacking the same zip at once, and words failures for the user: every one
-is a :class:`DataError` with one line the CLI can print, and a failure to write under the
-cache names the cache (and ``$CLUE_HOME``), since that is what the user can change.
+A user's own archive (``--data-dir x.zip``) goes to the opener plugin that takes it (the
+``clue_data_openers`` hook, :func:`clue_core.fetching.open_file`; ``clue-data`` unpacks zips,
+safely, into ``clue_home()/extracted/<sha256>/``) and comes back a folder. With no folder and no
+sample, a fetcher plugin (the ``clue_data_fetchers`` hook; ``clue-data`` downloads the official
+archives) brings the task's files. This module decides which folder a task reads and words
+failures for the user: every one is a :class:`DataError` with one line the CLI can print.
+Unpacking, caching and their locks are the plugins' (issue 30): the kernel writes nothing here.
 
-Files unpacked from a user's zip are the user's files: :func:`display_path` and
-:func:`describe_input_error` show them as ``<their zip>:<member>`` rather than as the
-cache copy nobody knows about; when such a file's data is refused, that copy is dropped
-as the process ends (unless another run still reads it), since a fixed zip is unpacked
-under its new sha256.
+Files an opener made of a user's archive are the user's files: :func:`display_path` and
+:func:`describe_input_error` show them as ``<their archive>:<member>`` rather than as the
+copy nobody knows about; when such a file's data is refused, the opener hears of it
+(:func:`mark_refused`), since a fixed archive is a new one and that copy will not be read again.
 
 Stdlib only: the CLI imports this module for ``clue-core list``, which must stay fast.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import importlib.resources
 import os
-import zipfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from clue_core import archive, fetching
-from clue_core.archive import JUNK_NAMES, JUNK_PARTS, is_junk, safe_extract
-from clue_core.errors import DataError, InputError
+from clue_core import fetching
+from clue_core.errors import ClueError, DataError, InputError
+from clue_core.fetching import JUNK_NAMES, JUNK_PARTS, is_junk
 
 if TYPE_CHECKING:
-    from clue_core.fetching import FetcherSpec
+    from clue_core.fetching import FetcherSpec, OpenerSpec, Owners
     from clue_core.specs import TaskSpec
 
 __all__ = [
@@ -45,11 +42,10 @@ __all__ = [
     "display_path",
     "file_checksums",
     "file_digests",
-    "filling_cache",
     "find_file",
     "is_junk",
+    "mark_refused",
     "resolve_task_data",
-    "safe_extract",
     "sample_dir",
 ]
 
@@ -122,35 +118,36 @@ def file_checksums(paths: Iterable[str | Path]) -> dict[str, str]:
     return result
 
 
-# --------------------------------------------------------------------------- user zips in messages
+# --------------------------------------------------------------------------- user archives in messages
 
-_USER_ZIPS: dict[str, Path] = {}
-"""Absolute path of a folder unpacked from a user's zip -> that zip, as the user named it."""
+_OPENED: dict[str, tuple[Path, OpenerSpec, Owners | None]] = {}
+"""Absolute path of a folder an opener made of a user's archive -> that archive as the user named
+it, the opener and the kernel's ``owner`` map (to name the opener's plugin)."""
 
 
 def display_path(path: str | Path) -> str:
     """``path`` as the user should see it in a message.
 
-    A file unpacked from a user's ``--data-dir`` zip (in this process) is shown as
-    ``<zip>:<member>``, e.g. ``/home/u/tnews_public.zip:tnews_public/dev.json``, and the
-    unpacked folder itself as the zip; any other path is returned unchanged.
+    A file an opener made of a user's ``--data-dir`` archive (in this process) is shown as
+    ``<archive>:<member>``, e.g. ``/home/u/tnews_public.zip:tnews_public/dev.json``, and the
+    opened folder itself as the archive; any other path is returned unchanged.
     """
     absolute = os.path.abspath(path)
-    for root, zip_path in _USER_ZIPS.items():
+    for root, (archive_path, _, _) in _OPENED.items():
         if absolute == root:
-            return str(zip_path)
+            return str(archive_path)
         if absolute.startswith(root + os.sep):
-            return f"{zip_path}:{PurePosixPath(*Path(absolute[len(root) + 1 :]).parts)}"
+            return f"{archive_path}:{PurePosixPath(*Path(absolute[len(root) + 1 :]).parts)}"
     return str(path)
 
 
 def describe_input_error(exc: InputError) -> InputError:
-    """``exc`` naming the user's zip and member instead of the cache copy it was read from.
+    """``exc`` naming the user's archive and member instead of the opened copy it was read from.
 
     For the runner: wrap reading a task's data with
     ``except InputError as exc: raise data.describe_input_error(exc) from None`` so a
     message reads ``/home/u/tnews_public.zip:tnews_public/dev.json:12: ...``. Line, field,
-    record and reason are kept; ``exc`` itself is returned when its file is not from a zip.
+    record and reason are kept; ``exc`` itself is returned when its file is not from an archive.
     """
     shown = display_path(exc.path)
     if shown == exc.path:
@@ -159,101 +156,17 @@ def describe_input_error(exc: InputError) -> InputError:
     return InputError(shown, exc.reason, line=exc.line, field=exc.field, record=exc.record)
 
 
-_REFUSED: set[str] = set()
-"""Folders unpacked from a user's zip whose data was refused; dropped when the process ends."""
-
-
 def mark_refused(path: str) -> None:
-    """Have the copy of the user's zip that ``path`` is in dropped at exit: its data was refused,
-    and a fixed zip has another sha256, so nothing would use it again. Not at once: a caller
-    such as ``clue-core check`` goes on reading the other files to report their problems too."""
+    """Tell the opener of the user's archive that ``path`` is in that its data was refused, so that it
+    can drop its copy (clue-data does as the process ends: a caller such as ``clue-core check`` goes on
+    reading the other files to report their problems too). An opener failing at this is not shown:
+    the refusal's own message matters more."""
     absolute = os.path.abspath(path)
-    for root in _USER_ZIPS:
+    for root, (_, opener, owners) in _OPENED.items():
         if absolute == root or absolute.startswith(root + os.sep):
-            if not _REFUSED:
-                atexit.register(drop_refused)
-            _REFUSED.add(root)
+            with contextlib.suppress(ClueError):
+                fetching.refused(opener, Path(root), owners)
             return
-
-
-def drop_refused() -> None:
-    """Delete the refused copies (see :func:`mark_refused`), except those another run still reads
-    (:func:`clue_core.archive.drop_unless_held`); the refusal's message matters more than this."""
-    while _REFUSED:
-        root = Path(_REFUSED.pop())
-        with contextlib.suppress(OSError), _exclusive(f"extract-{root.name}", root.parent.parent):
-            archive.drop_unless_held(root)
-
-
-# --------------------------------------------------------------------------- writing under the cache
-
-
-@contextlib.contextmanager
-def filling_cache(name: str) -> Iterator[None]:
-    """Hold the cache's lock on ``name`` (one archive) while unpacking or downloading it under
-    :func:`clue_home`; a failure to write there is one :class:`DataError` naming the cache."""
-    with _writing_cache(), _exclusive(name):
-        yield
-
-
-@contextlib.contextmanager
-def _writing_cache() -> Iterator[None]:
-    """Word a failure to write under the cache as such (a full disk is not a bad archive)."""
-    try:
-        yield
-    except OSError as exc:
-        raise _cache_write_error(exc) from None
-    except DataError as exc:
-        if isinstance(exc.__cause__, OSError):  # download and archive chain their write failures
-            raise _cache_write_error(exc.__cause__) from None
-        raise
-
-
-def _cache_write_error(exc: OSError) -> DataError:
-    reason = exc.strerror or str(exc)
-    if os.environ.get("CLUE_HOME"):
-        return DataError(f"cannot write to the data cache $CLUE_HOME ({clue_home()}): {reason}")
-    return DataError(f"cannot write to the data cache {clue_home()}: {reason} (set CLUE_HOME to use another folder)")
-
-
-@contextlib.contextmanager
-def _exclusive(name: str, home: Path | None = None) -> Iterator[None]:
-    """Serialise work on one archive across processes (e.g. ranks of ``accelerate launch``).
-
-    The lock file lives in ``clue_home()/locks`` and its holder deletes it on release, so
-    none are left behind, failed archives included. A process that was waiting and then
-    locks the deleted file sees that the path no longer names it and locks the new one,
-    so deleting never lets two holders in. Without ``fcntl`` (Windows) this does not lock.
-    """
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    lock_dir = (home or clue_home()) / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    path = lock_dir / f"{name}.lock"
-    while True:
-        handle = path.open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            locked = os.fstat(handle.fileno())
-            try:
-                current = os.stat(path)
-            except FileNotFoundError:
-                current = None
-        except BaseException:
-            handle.close()
-            raise
-        if current is not None and (current.st_dev, current.st_ino) == (locked.st_dev, locked.st_ino):
-            break
-        handle.close()  # we locked a file its holder has deleted: try again
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        handle.close()  # releases the lock
 
 
 # --------------------------------------------------------------------------- choosing the folder
@@ -267,22 +180,23 @@ def resolve_task_data(
     fetchers: Mapping[str, FetcherSpec] | None = None,
     download: bool = True,
     owners: Mapping[tuple[str, str], str] | None = None,
+    openers: Mapping[str, OpenerSpec] | None = None,
 ) -> Path:
     """The folder a task's reader should read.
 
     ``sample`` picks the bundled sample. ``data_dir`` may be the task's own extracted
-    folder, a zip of it, or a parent folder holding ``<task>/`` (or the official folder or
-    zip name), so one ``--data-dir ~/clue`` serves several tasks. Otherwise one of
-    ``fetchers`` (the kernel's registry of them) brings the files; with ``download`` false it
-    only says where they already are; ``owners`` (the kernel's ``owner`` map) lets a fetcher's
-    fault name its plugin.
+    folder, an archive of it that one of ``openers`` (the kernel's registry of them) opens, or a
+    parent folder holding ``<task>/`` (or the official folder or archive name), so one
+    ``--data-dir ~/clue`` serves several tasks. Otherwise one of ``fetchers`` (the kernel's
+    registry of them) brings the files; with ``download`` false it only says where they already
+    are; ``owners`` (the kernel's ``owner`` map) lets a fetcher's or an opener's fault name its plugin.
     """
     if sample:
         if data_dir is not None:
             raise DataError("choose either the bundled sample or a data folder, not both")
         return sample_dir(task)
     if data_dir is not None:
-        return _user_data(task, Path(data_dir).expanduser())
+        return _user_data(task, Path(data_dir).expanduser(), openers or {}, owners)
     fetcher = fetching.choose(task, fetchers or {})
     if not download:
         where = fetching.location(fetcher, task, owners)
@@ -306,14 +220,14 @@ def _not_files(folder: Path, names: Iterable[str]) -> str:
     return ""
 
 
-def _user_data(task: TaskSpec, path: Path) -> Path:
-    """Interpret a user-given ``--data-dir`` (folder, zip, or parent of either)."""
+def _user_data(task: TaskSpec, path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None) -> Path:
+    """Interpret a user-given ``--data-dir`` (folder, archive, or parent of either)."""
     hint = ""
     try:
         if not path.exists():
             raise DataError(f"{path}: no such file or folder")
         if path.is_file():
-            return _extract_user_zip(path)
+            return _open(path, openers, owners)
         if not os.access(path, os.R_OK | os.X_OK):
             raise DataError(f"{path}: cannot read this folder (permission denied)")
         entries = {entry.name.lower(): entry for entry in path.iterdir() if not is_junk(Path(entry.name))}
@@ -321,10 +235,10 @@ def _user_data(task: TaskSpec, path: Path) -> Path:
             entry = entries.get(name.lower())
             if entry is not None and entry.is_dir():
                 return entry
-        for name in _zip_names(task):
+        for name in _archive_names(task, openers):
             entry = entries.get(name.lower())
             if entry is not None and entry.is_file():
-                return _extract_user_zip(entry)
+                return _open(entry, openers, owners)
         is_task_folder, elsewhere = _holds_task_files(path, task)
         if is_task_folder:
             return path
@@ -335,7 +249,7 @@ def _user_data(task: TaskSpec, path: Path) -> Path:
         hint = hint or _not_files(path, task.data_files)
     except PermissionError as exc:
         raise DataError(f"{exc.filename or path}: cannot read ({exc.strerror})") from None
-    expected = [f"{name}/" for name in _folder_names(task)] + list(_zip_names(task))
+    expected = [f"{name}/" for name in _folder_names(task)] + list(_archive_names(task, openers))
     if task.data_files:
         expected.append("the files " + ", ".join(task.data_files))
     raise DataError(f"{path}: no {task.name} data here (looked for {' or '.join(expected)}){hint}")
@@ -348,8 +262,10 @@ def _folder_names(task: TaskSpec) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _zip_names(task: TaskSpec) -> tuple[str, ...]:
-    names = [f"{task.name}.zip"]
+def _archive_names(task: TaskSpec, openers: Mapping[str, OpenerSpec]) -> tuple[str, ...]:
+    """The archives of the task a parent folder may hold: the official file's name, then ``<task>.zip``
+    (looked for even with no opener, to say what to install) and ``<task><suffix>`` of each opener."""
+    names = [f"{task.name}{suffix}" for suffix in (".zip", *fetching.archive_suffixes(openers))]
     if task.source is not None:
         names.insert(0, task.source.filename)
     return tuple(dict.fromkeys(names))
@@ -377,19 +293,8 @@ def _holds_task_files(path: Path, task: TaskSpec) -> tuple[bool, Path | None]:
     return False, elsewhere
 
 
-def _extract_user_zip(zip_path: Path) -> Path:
-    """Unpack a user's zip into the cache, keyed by its sha256 so it is unpacked only once."""
-    if zip_path.suffix.lower() != ".zip" and not zipfile.is_zipfile(zip_path):
-        raise DataError(f"{zip_path}: expected a folder or a .zip archive, and this is not a zip")
-    try:
-        digest = file_digests(zip_path, ["sha256"])["sha256"]
-    except OSError as exc:
-        raise DataError(f"{zip_path}: cannot read ({exc.strerror})") from None
-    folder = clue_home() / "extracted" / digest
-    if not archive.hold(folder):  # held while this process reads it, so a refusal elsewhere keeps it
-        with filling_cache(f"extract-{digest}"):
-            if not archive.hold(folder):  # else another process finished while we waited
-                safe_extract(zip_path, folder)
-                archive.hold(folder)
-    _USER_ZIPS[os.path.abspath(folder)] = zip_path
+def _open(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None) -> Path:
+    """The folder an opener makes of the user's archive, remembered so messages name the archive."""
+    folder, opener = fetching.open_file(path, openers, owners)
+    _OPENED[os.path.abspath(folder)] = (path, opener, owners)
     return folder

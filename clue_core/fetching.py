@@ -1,33 +1,43 @@
-"""The kernel's side of the ``clue_data_fetchers`` hook: which fetcher brings a task's official files.
+"""The kernel's side of the data hooks: which plugin brings a task's files, and which opens a user's archive.
 
 Downloading is a feature, not kernel (``plugins/clue-data`` downloads, verifies and unpacks the
 official archives into the cache); the kernel only needs a folder. When the user names no
-``--data-dir`` and no ``--sample``, :func:`choose` picks the installed fetcher — the only one, or
-the one ``$CLUE_FETCHER`` names when several are (a mirror of a third party's beside clue-data:
-choosing silently by install order would read files from a source the user did not pick) — and
-:func:`fetch` asks it for the folder. No fetcher installed is one line saying what to do.
-A fetcher is somebody else's code: whatever it raises or returns that is no folder holding the
-task's files is one :class:`PluginError` line naming it (and its plugin, given the kernel's
-``owner`` map), so a user is never shown a traceback or a folder they never chose.
+``--data-dir`` and no ``--sample``, :func:`choose` picks the installed fetcher (``clue_data_fetchers``)
+— the only one, or the one ``$CLUE_FETCHER`` names when several are (a mirror of a third party's
+beside clue-data: choosing silently by install order would read files from a source the user did
+not pick) — and :func:`fetch` asks it for the folder. No fetcher installed is one line saying what
+to do. A ``--data-dir`` that is a file (``x.zip``) goes to the opener (``clue_data_openers``) that
+takes its suffix, or else recognises its content (:func:`open_file`), and comes back a folder: the
+kernel reads folders only, unpacking nothing itself, so a ``.tar.gz`` is a plugin's matter too.
+A fetcher or opener is somebody else's code: whatever it raises or returns that is no folder
+(holding the task's files) is one :class:`PluginError` line naming it (and its plugin, given the
+kernel's ``owner`` map), so a user is never shown a traceback or a folder they never chose.
 A leaf (errors and specs only), so the kernel, the data lookup and planning all import it.
 """
-
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from clue_core.errors import ClueError, DataError, PluginError, did_you_mean
 from clue_core.specs import Ref, SpecMixin, resolve
 
+FETCHER_ENV = "CLUE_FETCHER"
+"""Names the fetcher to use when several are installed."""
+JUNK_PARTS = ("__MACOSX",)
+JUNK_NAMES = (".DS_Store",)
+
 if TYPE_CHECKING:
     from clue_core.specs import TaskSpec
 
-FETCHER_ENV = "CLUE_FETCHER"
-"""Names the fetcher to use when several are installed."""
+
+def is_junk(path: Path | PurePosixPath) -> bool:
+    """Archive debris (macOS resource forks, Finder files) in a fetcher's, an opener's or a user's
+    folder, which the readers, the checksums and the openers' unpacking all ignore alike."""
+    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,29 @@ class FetcherSpec(SpecMixin):
     help: str
     fetch: Ref
     location: Ref | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenerSpec(SpecMixin):
+    """What a plugin's ``clue_data_openers`` hook returns: a way to read an archive the user names.
+
+    ``open(path) -> Path`` turns the file given as ``--data-dir`` (or found as ``<task><suffix>`` in
+    the folder given) into a folder holding its files, e.g. unpacked into a cache; the kernel looks
+    for the task's files there and shows each as ``<the user's file>:<member>``. An opener takes the
+    files ending in one of its ``suffixes`` (``".zip"``, ``".tar.gz"``; case aside), and with
+    ``recognises(path) -> bool`` also a file named otherwise whose content it knows. ``refused(folder)``
+    hears that the data read from ``folder`` was refused (a bad line, a missing file), so that the
+    copy can go once the process ends (it may go on reading, to report the other files too).
+    Each is ``"module:attr"``, imported when used. Two openers taking one suffix: a file with it is
+    refused, naming both, rather than one chosen by install order.
+    """
+
+    name: str
+    help: str
+    suffixes: tuple[str, ...]
+    open: Ref
+    recognises: Ref | None = None
+    refused: Ref | None = None
 
 
 Owners = Mapping[tuple[str, str], str]
@@ -69,10 +102,12 @@ def choose(task: TaskSpec, fetchers: Mapping[str, FetcherSpec]) -> FetcherSpec:
     return next(iter(fetchers.values()))
 
 
-def who(fetcher: FetcherSpec, owners: Owners | None = None) -> str:
-    """``fetcher lab-mirror (plugin lab-tools)``: how a message names a fetcher (and, when known, its plugin)."""
-    owner = (owners or {}).get(("fetchers", fetcher.name))
-    return f"fetcher {fetcher.name}" + (f" (plugin {owner})" if owner and owner != fetcher.name else "")
+def who(fetcher: FetcherSpec | OpenerSpec, owners: Owners | None = None) -> str:
+    """``fetcher lab-mirror (plugin lab-tools)``: how a message names a fetcher or an opener (and, when
+    known, its plugin)."""
+    noun = "opener" if isinstance(fetcher, OpenerSpec) else "fetcher"
+    owner = (owners or {}).get((f"{noun}s", fetcher.name))
+    return f"{noun} {fetcher.name}" + (f" (plugin {owner})" if owner and owner != fetcher.name else "")
 
 
 def _shown(ref: Ref) -> str:
@@ -80,8 +115,9 @@ def _shown(ref: Ref) -> str:
     return ref if isinstance(ref, str) else str(getattr(ref, "__qualname__", repr(ref)))
 
 
-def _call(fetcher: FetcherSpec, ref: Ref, owners: Owners | None, *args: object, **kwargs: object) -> object:
-    """Call a fetcher's function: somebody else's code, so whatever it raises (but a one-line
+def _call(fetcher: FetcherSpec | OpenerSpec, ref: Ref, owners: Owners | None, *args: object, **kwargs: object
+          ) -> object:
+    """Call a fetcher's or an opener's function: somebody else's code, so whatever it raises (but a one-line
     :class:`ClueError` of its own, or Ctrl-C) is one line naming it, never a traceback."""
     shown = _shown(ref)
     try:
@@ -96,7 +132,7 @@ def _call(fetcher: FetcherSpec, ref: Ref, owners: Owners | None, *args: object, 
         raise PluginError(f"{who(fetcher, owners)}: {shown} raised {type(exc).__name__}: {exc}") from exc
 
 
-def _path(fetcher: FetcherSpec, ref: Ref, value: object, owners: Owners | None) -> Path:
+def _path(fetcher: FetcherSpec | OpenerSpec, ref: Ref, value: object, owners: Owners | None) -> Path:
     if isinstance(value, (str, os.PathLike)) and str(value):
         return Path(value)
     raise PluginError(f"{who(fetcher, owners)}: {_shown(ref)} returned {value!r}, not a folder")
@@ -119,8 +155,6 @@ def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owner
 def _holds(folder: Path, name: str) -> bool:
     """Whether a file ``name`` lies anywhere below ``folder`` (archive junk aside), as the readers look.
     Only a folder with none of the task's files is the wrong one: some may be optional (a test version)."""
-    from clue_core.archive import is_junk  # zipfile: not at start-up, which imports this module
-
     if (folder / name).is_file():  # the usual layout: no walk through a large folder
         return True
     return any(path.is_file() and not is_junk(path.relative_to(folder)) for path in folder.rglob(name))
@@ -142,3 +176,70 @@ def describe(task: TaskSpec, fetchers: Mapping[str, FetcherSpec], owners: Owners
         return str(where)
     origin = task.source.url if task.source else "nowhere: no source"
     return f"{where if where is not None else f'fetcher {fetcher.name}'} (downloaded on first run from {origin})"
+
+
+# --------------------------------------------------------------------------- openers
+
+
+def open_file(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None = None
+              ) -> tuple[Path, OpenerSpec]:
+    """The folder the opener taking ``path`` makes of it, and that opener; one line when none takes it,
+    and one :class:`PluginError` line naming the opener when what it returns is no folder."""
+    opener = _opener_for(path, openers, owners)
+    folder = _path(opener, opener.open, _call(opener, opener.open, owners, path), owners)
+    if not folder.is_dir():
+        what = "a file" if folder.exists() else "nothing is there"
+        raise PluginError(f"{who(opener, owners)}: {_shown(opener.open)} returned {folder}, not a folder: {what}")
+    return folder, opener
+
+
+def archive_suffixes(openers: Mapping[str, OpenerSpec]) -> tuple[str, ...]:
+    """Every suffix an installed opener takes (lower case), in registry order."""
+    return tuple(dict.fromkeys(suffix.lower() for opener in openers.values() for suffix in opener.suffixes))
+
+
+def _opener_for(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None) -> OpenerSpec:
+    """The opener whose longest suffix ends ``path``'s name, else the one that recognises its content."""
+    name = path.name.lower()
+    longest = {opener.name: max((len(s) for s in opener.suffixes if name.endswith(s.lower())), default=0)
+               for opener in openers.values()}
+    taking = [openers[n] for n, length in longest.items() if length and length == max(longest.values())]
+    if not taking:
+        taking = [opener for opener in openers.values()
+                  if opener.recognises is not None and _call(opener, opener.recognises, owners, path)]
+    if len(taking) == 1:
+        return taking[0]
+    if taking:
+        raise DataError(f"{path}: several openers take this file ({', '.join(o.name for o in taking)}): disable all "
+                        "but one with CLUE_DISABLE_PLUGINS")
+    if not openers:
+        raise DataError(f"{path}: a file, not a folder, and no installed plugin opens archives: install clue-data "
+                        f"(pip install ./plugins/clue-data) for .zip, or pass the folder it unpacks to")
+    suffixes = " or ".join(archive_suffixes(openers))
+    names = " or ".join(f"a {opener.name}" for opener in openers.values())
+    zip_hint = "" if ".zip" in archive_suffixes(openers) else " (clue-data opens .zip: pip install ./plugins/clue-data)"
+    raise DataError(f"{path}: expected a folder or a {suffixes} archive, and this is not {names}{zip_hint}")
+
+
+def refused(opener: OpenerSpec, folder: Path, owners: Owners | None = None) -> None:
+    """Tell ``opener`` that the data read from ``folder`` (which it made) was refused."""
+    if opener.refused is not None:
+        _call(opener, opener.refused, owners, folder)
+
+
+def spec_problems(spec: FetcherSpec | OpenerSpec, is_ref: Callable[[object], bool]) -> list[str]:
+    """What is wrong with a fetcher's or an opener's spec, importing nothing (``is_ref``: the kernel's
+    check of a ``"module:attr"``, from :mod:`clue_core.checks`, which imports this module and asks this)."""
+    opener = isinstance(spec, OpenerSpec)
+    refs = {name: getattr(spec, name) for name in (("open", "recognises", "refused") if opener
+                                                   else ("fetch", "location"))}
+    problems = [f"{name} must be 'module:attr', got {ref!r}" for name, ref in refs.items()
+                if (name in ("fetch", "open") or ref is not None) and not is_ref(ref)]
+    if not isinstance(spec.name, str) or not spec.name or any(c.isspace() or c == "," for c in spec.name):
+        problems.append(f"opener name must be one word, got {spec.name!r}" if opener else
+                        f"fetcher name must be one word ($CLUE_FETCHER names it), got {spec.name!r}")
+    if isinstance(spec, OpenerSpec) and not (isinstance(spec.suffixes, tuple) and spec.suffixes and all(
+            isinstance(s, str) and len(s) > 1 and s.startswith(".") and "/" not in s for s in spec.suffixes)):
+        problems.append(f"suffixes must be a non-empty tuple of file name endings like ('.zip',), got "
+                        f"{spec.suffixes!r}")
+    return problems

@@ -18,7 +18,7 @@ import pluggy
 from clue_core.discovery import GROUP as NAME  # the hooks' pluggy project is the plugins' entry-point group
 
 if TYPE_CHECKING:
-    from clue_core.fetching import FetcherSpec
+    from clue_core.fetching import FetcherSpec, OpenerSpec
     from clue_core.kinds import KindSpec
     from clue_core.specs import CommandSpec, MetricSpec, ModelSpec, ReportSectionSpec, SubmissionWriterSpec, TaskSpec
 
@@ -83,6 +83,16 @@ def clue_data_fetchers() -> list[FetcherSpec]:
     Each :class:`~clue_core.fetching.FetcherSpec` names ``fetch(task, *, progress) -> Path``, the folder
     holding the task's files (downloaded from ``task.source`` or a mirror), imported only when a run
     needs it; without a fetcher such a run says to install one or pass ``--data-dir`` / ``--sample``.
+    """
+
+
+@hookspec
+def clue_data_openers() -> list[OpenerSpec]:
+    """How an archive the user gives as ``--data-dir`` becomes a folder (``clue-data``: ``.zip``).
+
+    Each :class:`~clue_core.fetching.OpenerSpec` names the suffixes it takes and ``open(path) -> Path``,
+    the folder holding the archive's files (unpacked into a cache), imported only when a run is given
+    such a file; with no opener for it the run is one line naming the file and what to install.
     """
 
 

@@ -19,7 +19,7 @@ import pluggy
 from clue_core import hookspecs
 from clue_core.discovery import BUILTIN_PLUGIN, env_names, plugin_points
 from clue_core.errors import PluginError, UnknownNameError, did_you_mean
-from clue_core.fetching import FetcherSpec
+from clue_core.fetching import FetcherSpec, OpenerSpec
 from clue_core.kinds import KindSpec, declare
 from clue_core.saved_models import MODEL_FILE, is_there, saved_family
 from clue_core.specs import (
@@ -40,6 +40,7 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_commands": ("commands", CommandSpec, "command"),
     "clue_report_sections": ("report_sections", ReportSectionSpec, "report section"),
     "clue_data_fetchers": ("fetchers", FetcherSpec, "fetcher"),
+    "clue_data_openers": ("openers", OpenerSpec, "opener"),
     "clue_kinds": ("kinds", KindSpec, "kind"),
 }
 
@@ -103,6 +104,7 @@ class Kernel:
         self.commands: dict[str, CommandSpec] = {}
         self.report_sections: dict[str, ReportSectionSpec] = {}
         self.fetchers: dict[str, FetcherSpec] = {}
+        self.openers: dict[str, OpenerSpec] = {}
         self.kinds: dict[str, KindSpec] = {}
         self.owner: dict[tuple[str, str], str] = {}  # (registry, name) -> plugin name
         self._coming: set[str] = set()  # entry points about to load (load_entrypoints), for PLUGIN_HOMES
@@ -255,7 +257,7 @@ class Kernel:
         from clue_core.checks import spec_problems
 
         for registry_name in ("kinds", "writers", "metrics", "models", "tasks", "commands", "report_sections",
-                              "fetchers"):
+                              "fetchers", "openers"):
             registry = getattr(self, registry_name)
             for name, spec in list(registry.items()):
                 problems = spec_problems(self, registry_name, spec)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, DataError, InputError
 from clue_core.expansion import PlanExpansion, PlanVariant
-from clue_core.fetching import FetcherSpec
+from clue_core.fetching import FetcherSpec, OpenerSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
 from clue_core.registry import Registry
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core import __version__, api
     from clue_core.atomic import apply_umask, atomic_open, disk_fault_message, write_json, write_jsonl
     from clue_core.context import Learner, RunContext, is_main_process
-    from clue_core.data import clue_home, file_digests, filling_cache, find_file, resolve_task_data, safe_extract
+    from clue_core.data import clue_home, file_digests, find_file, is_junk, resolve_task_data
     from clue_core.examples import (
         ClassificationExample,
         Example,
@@ -139,8 +139,9 @@ _LAZY = {
     "TEST_SPLIT": "clue_core.splits:TEST",
     "no_test_label": "clue_core.splits:dev_only",
     "__version__": "clue_core",
-    # a data fetcher (clue-data): the cache folder, its lock and write-failure wording, checksums, safe unzip
-    **dict.fromkeys(("clue_home", "filling_cache", "file_digests", "safe_extract"), "clue_core.data"),
+    # a data fetcher or opener (clue-data, which owns the cache's locks and the safe unzip): the cache, checksums,
+    # the archive junk (__MACOSX) the readers and the unzipping skip alike
+    **dict.fromkeys(("clue_home", "file_digests", "is_junk"), "clue_core.data"),
 }
 #: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
 _LAZY_MODULES = {"api": "clue_core.api"}
@@ -148,7 +149,7 @@ _LAZY_MODULES = {"api": "clue_core.api"}
 #: Every name a plugin may import: those imported above, then those loaded on first use.
 __all__ = ["CLASSIFICATION", "MODEL_FILE", "MULTIPLE_CHOICE", "SPAN", "ClueError", "CommandSpec", "DataError",
            "DataSource", "FetcherSpec", "InputError", "KindSpec", "Leaderboard", "MetricSpec", "ModelSpec",
-           "PlanExpansion", "PlanVariant", "Prompt", "PromptVariant", "PublishedScore", "Registry",
+           "OpenerSpec", "PlanExpansion", "PlanVariant", "Prompt", "PromptVariant", "PublishedScore", "Registry",
            "ReportSectionSpec", "Setting", "SubmissionWriterSpec", "TaskSpec", "TestVersion", "hookimpl", *_LAZY,
            *_LAZY_MODULES]
 

@@ -57,7 +57,7 @@ Echo = Callable[[str], None]
 
 def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel: Kernel) -> None:
     data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample,
-                                        fetchers=kernel.fetchers, owners=kernel.owner)
+                                        fetchers=kernel.fetchers, owners=kernel.owner, openers=kernel.openers)
     plan.data_dir = data_dir
     for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
         if split in ("train", "dev") or (split in task.scored_splits and split in plan.predict):  # as --splits says

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clue_core.data import file_checksums, find_file, resolve_task_data
+from clue_core.data import file_checksums, find_file
 from clue_core.errors import DataError
 
 try:
@@ -28,6 +28,7 @@ try:
         Task,
         isolated_home,
         listing,
+        resolve_task_data,
     )
 except ModuleNotFoundError:  # plain `pytest` does not put the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -42,6 +43,7 @@ except ModuleNotFoundError:  # plain `pytest` does not put the repository root o
         Task,
         isolated_home,
         listing,
+        resolve_task_data,
     )
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from clue_core import data
-from clue_core.data import describe_input_error, display_path, find_file, resolve_task_data
+from clue_core.data import describe_input_error, display_path, find_file
 from clue_core.errors import DataError, InputError
 from clue_core.jsonio import iter_jsonl
 
 try:
-    from tests.support.data_tasks import TNEWS, isolated_home
+    from tests.support.data_tasks import TNEWS, isolated_home, resolve_task_data
     from tests.support.local_http import zip_bytes
 except ModuleNotFoundError:  # plain `pytest` does not put the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.support.data_tasks import TNEWS, isolated_home
+    from tests.support.data_tasks import TNEWS, isolated_home, resolve_task_data
     from tests.support.local_http import zip_bytes
 
 
@@ -59,7 +59,7 @@ def test_user_zip_mapping_survives_reuse_and_keeps_field_and_record(tmp_path: Pa
     parent.mkdir()
     (parent / "tnews_public.zip").write_bytes(TNEWS_ZIP)
     resolve_task_data(TNEWS, data_dir=parent)
-    data._USER_ZIPS.clear()  # as in a new process: the unpacked copy is reused from the cache
+    data._OPENED.clear()  # as in a new process: the unpacked copy is reused from the cache
     folder = resolve_task_data(TNEWS, data_dir=parent)
     error = InputError(folder / "tnews_public" / "dev.json", "missing", line=3, field="label", record="id 7")
     assert str(describe_input_error(error)) == (

@@ -21,6 +21,7 @@ from clue_core import data
 from clue_core.errors import InputError
 from clue_core.kernel import Kernel
 from clue_core.reading import read_split
+from clue_data import opener
 
 SAMPLE = Path(__file__).resolve().parents[2] / "plugins/clue-tasks-classic/clue_tasks_classic/samples/tnews"
 
@@ -45,8 +46,8 @@ def extracted(home: Path) -> list[str]:
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(data, "_USER_ZIPS", {})
-    monkeypatch.setattr(data, "_REFUSED", set())
+    monkeypatch.setattr(data, "_OPENED", {})
+    monkeypatch.setattr(opener, "_REFUSED", set())
     return tmp_path / "home"
 
 
@@ -78,7 +79,8 @@ import sys
 from pathlib import Path
 from clue_core import data
 from clue_core.kernel import Kernel
-data.resolve_task_data(Kernel().task("tnews"), data_dir=Path(sys.argv[1]))
+kernel = Kernel()
+data.resolve_task_data(kernel.task("tnews"), data_dir=Path(sys.argv[1]), openers=kernel.openers)
 print("ready", flush=True)
 sys.stdin.read()
 """
@@ -105,16 +107,18 @@ def test_an_extraction_another_run_is_reading_stays_until_that_run_ends(home, tm
 
 def test_a_refused_copy_stays_readable_until_the_process_is_done_with_it(home, tmp_path):
     """``clue-core check`` reads every split after the first refusal, to report all of them."""
-    task = Kernel().task("tnews")
+    kernel = Kernel()
+    task = kernel.task("tnews")
     bad = make_zip(tmp_path / "tnews_public.zip", broken=True)
-    folder = data.resolve_task_data(task, data_dir=bad)
+    folder = data.resolve_task_data(task, data_dir=bad, openers=kernel.openers)
     with pytest.raises(InputError, match=re.escape(f"{bad}:tnews_public/dev.json:2")):
         read_split(task, folder, "dev")
     assert len(read_split(task, folder, "train").examples) > 0
-    other = data.resolve_task_data(task, data_dir=make_zip(tmp_path / "other.zip", broken=False))
-    data.drop_refused()  # what the process does as it ends
+    other = data.resolve_task_data(task, data_dir=make_zip(tmp_path / "other.zip", broken=False),
+                                   openers=kernel.openers)
+    opener.drop_refused()  # what the process does as it ends (clue-data's opener registers it at exit)
     assert extracted(home) == [other.name]  # only the refused zip's copy goes
-    data.drop_refused()  # twice: nothing left to do
+    opener.drop_refused()  # twice: nothing left to do
     assert extracted(home) == [other.name]
 
 
@@ -141,12 +145,14 @@ def test_a_zip_without_a_required_file_names_the_zip_and_leaves_no_extraction(ho
 def test_a_missing_file_names_the_zip_and_only_a_required_split_drops_the_copy(home, tmp_path):
     from clue_core.errors import DataError
 
-    task = Kernel().task("tnews")
-    folder = data.resolve_task_data(task, data_dir=make_partial_zip(tmp_path / "t.zip", leave_out="test1.0.json"))
+    kernel = Kernel()
+    task = kernel.task("tnews")
+    folder = data.resolve_task_data(task, data_dir=make_partial_zip(tmp_path / "t.zip", leave_out="test1.0.json"),
+                                    openers=kernel.openers)
     with pytest.raises(DataError, match=re.escape(f"{tmp_path / 't.zip'}: task tnews split 'test1.0' needs")):
         read_split(task, folder, "test1.0")  # an optional test version: the run goes on without it
-    assert not data._REFUSED
+    assert not opener._REFUSED
     (folder / "tnews_public" / "dev.json").unlink()
     with pytest.raises(DataError, match=re.escape(f"{tmp_path / 't.zip'}: task tnews split 'dev' needs")):
         read_split(task, folder, "dev")
-    assert sorted(data._REFUSED) == [str(folder)]
+    assert sorted(opener._REFUSED) == [str(folder)]

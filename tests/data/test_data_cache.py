@@ -1,6 +1,6 @@
 """clue-data's cache: download + unpack once, locks, and write failures that name the cache.
 
-Downloading itself is tested in test_download.py and unpacking in tests/core/test_archive.py; here
+Downloading itself is tested in test_download.py and unpacking in test_archive.py; here
 they are driven through ensure_task_data / resolve_task_data (with clue-data's fetcher) as the runner
 uses them. The rest of the data layer: tests/core/test_data_lookup.py (--data-dir),
 tests/core/test_data_user_zip.py, test_data_cli.py.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from clue_core import archive
-from clue_core.data import find_file, resolve_task_data
+from clue_core.data import find_file
 from clue_core.errors import DataError
+from clue_data import archive
 from clue_data.cache import ensure_task_data
 from clue_data.hooks import OFFICIAL
 
@@ -36,6 +36,7 @@ try:
         Task,
         isolated_home,
         listing,
+        resolve_task_data,
         task_for,
     )
     from tests.support.local_http import LocalServer, zip_bytes
@@ -50,6 +51,7 @@ except ModuleNotFoundError:  # plain `pytest` does not put the repository root o
         Task,
         isolated_home,
         listing,
+        resolve_task_data,
         task_for,
     )
     from tests.support.local_http import LocalServer, zip_bytes

@@ -21,7 +21,7 @@ from clue_tasks_classic import hooks as classic
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "writing-a-plugin.md"
-EXPORTS = ("FetcherSpec", "clue_home", "filling_cache", "file_digests", "safe_extract")
+EXPORTS = ("FetcherSpec", "clue_home", "file_digests")
 
 
 def section() -> str:

@@ -17,8 +17,11 @@ import pytest
 from clue_core import data
 from clue_core.specs import DataSource as Source  # the real one: the data layer reads its fields
 from clue_data import download as download_module
+from clue_data.hooks import ZIP
 from tests.support.local_http import zip_bytes
 
+OPENERS = {ZIP.name: ZIP}
+"""clue-data's zip opener, as a kernel with clue-data installed registers it (``kernel.openers``)."""
 REAL_SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "real-samples"
 OFFICIAL = "https://storage.googleapis.com/cluebenchmark/tasks/"
 
@@ -90,12 +93,19 @@ def registered(task: Task):
 
 
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty cache, no mirror override, no waiting between retries, no remembered user zips."""
+    """An empty cache, no mirror override, no waiting between retries, no remembered user archives."""
     monkeypatch.setenv("CLUE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CLUE_DATA_URL", raising=False)
     monkeypatch.setattr(download_module, "BACKOFF_SECONDS", 0.0)
-    monkeypatch.setattr(data, "_USER_ZIPS", {})
+    monkeypatch.setattr(data, "_OPENED", {})
     return tmp_path / "home"
+
+
+def resolve_task_data(task: object, **kwargs: object) -> Path:
+    """The kernel's data lookup as a run with clue-data installed calls it: clue-data's zip opener given
+    (``openers=`` another mapping, ``{}`` for none), so a user's zip is unpacked as a run's would be."""
+    kwargs.setdefault("openers", OPENERS)
+    return data.resolve_task_data(task, **kwargs)  # type: ignore[arg-type]
 
 
 def listing(folder: Path) -> list[str]:

@@ -2,18 +2,21 @@
 
 Official archives are downloaded (:mod:`clue_data.download`: resumable, retried, checked
 against the size and checksums the task declares in ``TaskSpec.source``) into
-``clue_home()/downloads/`` and unpacked, safely, into ``clue_home()/data/<task>/``. The
-kernel's cache lock (``filling_cache``) serialises processes that ask at once (ranks of
-``accelerate launch``: one download serves them all) and words a failure to write under the
-cache as the cache's, naming ``$CLUE_HOME``. :func:`ensure_task_data` is this plugin's fetcher
-(``FetcherSpec.fetch``): what a run with no ``--data-dir`` and no ``--sample`` reads.
+``clue_home()/downloads/`` and unpacked, safely (:mod:`clue_data.archive`), into
+``clue_home()/data/<task>/``. The cache's lock (:func:`clue_data.locks.filling_cache`)
+serialises processes that ask at once (ranks of ``accelerate launch``: one download serves
+them all) and words a failure to write under the cache as the cache's, naming ``$CLUE_HOME``.
+:func:`ensure_task_data` is this plugin's fetcher (``FetcherSpec.fetch``): what a run with no
+``--data-dir`` and no ``--sample`` reads.
 """
 
 from __future__ import annotations
 
 from pathlib import Path, PurePath
 
-from clue_core.plugin import DataError, TaskSpec, clue_home, filling_cache, safe_extract
+from clue_core.plugin import DataError, TaskSpec, clue_home
+from clue_data.archive import safe_extract
+from clue_data.locks import filling_cache
 
 
 def cached_task_dir(task: TaskSpec) -> Path:

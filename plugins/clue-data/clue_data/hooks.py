@@ -1,12 +1,12 @@
-"""The data plugin's hooks: the official-data fetcher and ``clue-core download``, as specs.
+"""The data plugin's hooks: the official-data fetcher, the zip opener and ``clue-core download``, as specs.
 
 ``clue-core list`` and ``--help`` import this module, so it builds specs and imports only
-``clue_core.plugin``: the cache, the downloader and the click command load when used.
+``clue_core.plugin``: the cache, the downloader, the unzipping and the click command load when used.
 """
 
 from __future__ import annotations
 
-from clue_core.plugin import CommandSpec, FetcherSpec, hookimpl
+from clue_core.plugin import CommandSpec, FetcherSpec, OpenerSpec, hookimpl
 
 OFFICIAL = FetcherSpec(
     name="clue-data",
@@ -14,6 +14,15 @@ OFFICIAL = FetcherSpec(
          "resumably, verified against their size and checksums and unpacked once into $CLUE_HOME/data.",
     fetch="clue_data.cache:ensure_task_data",
     location="clue_data.cache:cached_task_dir",
+)
+ZIP = OpenerSpec(
+    name="zip",
+    help="A zip the user gives as --data-dir (or finds as <task>.zip in it), unpacked safely (no escapes, no "
+         "bombs, no half-written folders) once per content into $CLUE_HOME/extracted/<sha256>.",
+    suffixes=(".zip",),
+    open="clue_data.opener:open_zip",
+    recognises="clue_data.opener:is_zip",
+    refused="clue_data.opener:refused",
 )
 DOWNLOAD = CommandSpec(
     name="download",
@@ -25,6 +34,11 @@ DOWNLOAD = CommandSpec(
 @hookimpl
 def clue_data_fetchers() -> list[FetcherSpec]:
     return [OFFICIAL]
+
+
+@hookimpl
+def clue_data_openers() -> list[OpenerSpec]:
+    return [ZIP]
 
 
 @hookimpl

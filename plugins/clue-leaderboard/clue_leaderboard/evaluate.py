@@ -74,7 +74,8 @@ def evaluate_file(
     allow_missing: bool = False,
 ) -> tuple[dict[str, float], int]:
     """Return the task's metrics and the number of gold examples scored."""
-    folder = resolve_task_data(task, data_dir=data_dir, sample=sample, fetchers=kernel.fetchers, owners=kernel.owner)
+    folder = resolve_task_data(task, data_dir=data_dir, sample=sample, fetchers=kernel.fetchers, owners=kernel.owner,
+                               openers=kernel.openers)
     reader_split = split
     if split not in scorable_splits(task):
         try:

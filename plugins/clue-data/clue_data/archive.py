@@ -20,8 +20,8 @@ while another process reads it: readers :func:`hold` it (a shared ``flock`` on t
 itself, released when the process ends, killed or not) and :func:`drop_unless_held` only
 removes a folder no other process holds.
 
-Junk that archivers add (``__MACOSX/``, ``.DS_Store``, ``._*``) is skipped here and
-ignored by :func:`is_junk` users. Failures are :class:`DataError`; a failure to *write*
+Junk that archivers add (``__MACOSX/``, ``.DS_Store``, ``._*``: the kernel's ``is_junk``, which
+the readers ignore too) is not unpacked. Failures are :class:`DataError`; a failure to *write*
 chains the ``OSError`` as ``__cause__`` so that a caller owning the folder (the data cache)
 can say whose folder it is.
 """
@@ -37,10 +37,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from clue_core.errors import DataError
-
-JUNK_PARTS = ("__MACOSX",)
-JUNK_NAMES = (".DS_Store",)
+from clue_core.plugin import DataError, is_junk
 
 MAX_TOTAL_BYTES = 4 << 30
 """The most one archive may unpack to (the largest official CLUE archive is under 1.5 GB)."""
@@ -56,11 +53,6 @@ BLOCK_SIZE = 1 << 20
 _STAGING = ".staging-"
 _RETIRED = ".retired-"
 _LEFTOVER = re.compile(r"^\.(?:staging|retired)-(\d+)@([A-Za-z0-9_-]*)\.")
-
-
-def is_junk(path: Path | PurePosixPath) -> bool:
-    """Archive debris (macOS resource forks, Finder files) that readers must ignore."""
-    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
 
 
 def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
@@ -156,7 +148,7 @@ def _check_member(zip_path: Path, info: zipfile.ZipInfo, size: int) -> None:
     if size > MAX_MEMBER_BYTES:
         raise DataError(
             f"{zip_path}: refusing entry {info.filename!r}: it unpacks to more than {_size(MAX_MEMBER_BYTES)} "
-            "(clue_core.archive.MAX_MEMBER_BYTES); no CLUE file is that large"
+            "(clue_data.archive.MAX_MEMBER_BYTES); no CLUE file is that large"
         )
     if size > RATIO_MIN_BYTES and size > MAX_RATIO * max(info.compress_size, 1):
         raise DataError(
@@ -168,7 +160,7 @@ def _check_member(zip_path: Path, info: zipfile.ZipInfo, size: int) -> None:
 def _total_message(zip_path: Path) -> str:
     return (
         f"{zip_path}: refusing the archive: it unpacks to more than {_size(MAX_TOTAL_BYTES)} in all "
-        "(clue_core.archive.MAX_TOTAL_BYTES); no CLUE archive is that large"
+        "(clue_data.archive.MAX_TOTAL_BYTES); no CLUE archive is that large"
     )
 
 

@@ -1,4 +1,4 @@
-"""safe_extract: refuses unsafe or oversized archives, keeps nothing of a failure, cleans up after kills."""
+"""clue-data's safe_extract: refuses unsafe or oversized archives, keeps nothing of a failure, cleans up after kills."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from clue_core import archive
-from clue_core.archive import remove_leftovers, safe_extract
-from clue_core.errors import DataError
+from clue_core.plugin import DataError
+from clue_data import archive
+from clue_data.archive import remove_leftovers, safe_extract
 
 try:
     from tests.support.local_http import zip_bytes
@@ -225,7 +225,7 @@ def test_staging_folders_of_dead_processes_are_removed_on_next_use(tmp_path: Pat
 KILLED_EXTRACTION = textwrap.dedent(
     """
     import sys, zipfile
-    from clue_core import archive
+    from clue_data import archive
 
     archive.BLOCK_SIZE = 1024
     real_read = zipfile.ZipExtFile.read
