@@ -167,16 +167,23 @@ class LlamaCppBackend(Backend):
 
     def score_choices(self, requests: Sequence[ScoreRequest], *, ppl: bool, done: Done) -> None:
         """Question by question, each reported when its choices are scored."""
-        engine = self.engine
-        fallback = self.eos_ids[0] if self.eos_ids else 0
         for index, request in enumerate(requests):
-            prompt = engine.tokenize(request.prompt)
-            wholes = [engine.tokenize(request.prompt + choice) for choice in request.choices]
-            bos = self.bos if self.bos is not None and prompt[:1] != [self.bos] else None
-            prefix, continuations, truncated = split(prompt, wholes, bos=bos, max_positions=engine.n_ctx)
-            if not prefix:
-                prefix = [fallback]
+            prefix, continuations, truncated = self.question_tokens(request.prompt, request.choices)
             done({index: {**self._score(prefix, continuations, ppl), "truncated": truncated}})
+
+    def question_tokens(self, prompt: str, choices: Sequence[str]) -> tuple[list[int], list[list[int]], int]:
+        """``(prefix, continuations, truncated)``: the token ids :meth:`score_choices` evaluates for one question
+        (the prefix from position 0 in calls of ``n_batch``, each continuation but its last token in a call
+        after it). Public so that a comparison with another llama.cpp front end (its server) can send the
+        same ids in the same calls."""
+        engine = self.engine
+        ids = engine.tokenize(prompt)
+        wholes = [engine.tokenize(prompt + choice) for choice in choices]
+        bos = self.bos if self.bos is not None and ids[:1] != [self.bos] else None
+        prefix, continuations, truncated = split(ids, wholes, bos=bos, max_positions=engine.n_ctx)
+        if not prefix:
+            prefix = [self.eos_ids[0] if self.eos_ids else 0]
+        return prefix, continuations, truncated
 
     def _score(self, prefix: list[int], continuations: list[list[int]], ppl: bool) -> dict[str, Any]:
         engine = self.engine
