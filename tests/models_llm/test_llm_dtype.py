@@ -150,3 +150,48 @@ def test_a_run_loads_what_auto_says_and_honours_float32(run_cli, fake_cpu, tmp_p
     assert loaded("auto-again")["cache"]["hits"] > 0  # the same precision again: its own answers reused
     fake_cpu(PLAIN)
     assert loaded("plain")["dtype"] == "float32"
+
+
+@pytest.mark.slow
+def test_bf16_mixed_runs_likelihood_and_generation_and_is_cached_apart(run_cli, tmp_path, monkeypatch) -> None:
+    """llm-tiny forced to bf16-mixed (any CPU): a likelihood task and a generated one run through the mixed model,
+    record its name, and never share cached answers with float32 or bfloat16; vllm: refuses the mode."""
+    import torch
+
+    converted: list[object] = []
+    original = cpu_bf16.to_mixed
+
+    def spy(model):
+        converted.append(original(model))
+        return converted[-1]
+
+    monkeypatch.setattr(cpu_bf16, "to_mixed", spy)
+
+    def run(task: str, dtype: str, *more: str) -> dict:
+        out = tmp_path / f"{task}-{dtype}"
+        result = run_cli("run", task, "--model", "llm-tiny", "--sample", "-o", out, "--cache", tmp_path / "cache",
+                         "--set", f"dtype={dtype}", *more)
+        assert result.exit_code == 0, result.output
+        return json.loads((out / task / "manifest.json").read_text(encoding="utf-8"))["model_info"]
+
+    for task, more in (("afqmc", ()), ("cmrc2018", ("--set", "max_new_tokens=8"))):
+        converted.clear()
+        mixed = run(task, "bf16-mixed", *more)
+        assert mixed["dtype"] == "bf16-mixed" and mixed["model"]["dtype"] == "bf16-mixed"
+        assert len(converted) == 1 and converted[0].dtype == torch.float32  # the run's model, made mixed
+        assert converted[0].get_input_embeddings().weight.dtype == torch.bfloat16
+        paths = {mixed["cache"]["path"]}
+        for other in ("float32", "bfloat16"):
+            info = run(task, other, *more)
+            assert info["model"]["dtype"] == other and info["cache"]["hits"] == 0
+            paths.add(info["cache"]["path"])
+        assert len(paths) == 3
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama", "dtype": "bfloat16"}', encoding="utf-8")
+    refused = run_cli("run", "afqmc", "--model", f"vllm:{folder}", "--sample", "--set", "dtype=bf16-mixed",
+                      "-o", tmp_path / "vllm")
+    assert refused.exit_code == 2 and refused.output.strip().splitlines() == [
+        "error: dtype=bf16-mixed is llm:'s (bf16 weights, float32 activations); vllm: takes auto, float32, bfloat16 "
+        "or float16"]
+    assert not (tmp_path / "vllm").exists()
