@@ -118,13 +118,8 @@ class Kernel:
         points = list(plugin_points())
         self._coming = {ep.name for ep in points} - self.disabled  # the homes of PLUGIN_HOMES that will load
         for point in points:
-            dist = point.dist
-            info = PluginInfo(
-                name=point.name,
-                module=point.value,
-                distribution=dist.name if dist is not None else None,
-                version=dist.version if dist is not None else None,
-            )
+            info = PluginInfo(point.name, point.value, getattr(point.dist, "name", None),
+                              getattr(point.dist, "version", None))
             if {point.name, info.distribution} & self.disabled:
                 info.status = "disabled"
                 self.plugins.append(info)

@@ -83,17 +83,9 @@ def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
             if (near := typos(str(kind), declared))]
 
 
-#: kind name -> spec, as kernels declared it (the built-in plugin's standing), for code outside any run.
-_DECLARED: dict[str, KindSpec] = {}
-#: The names whose spec in ``_DECLARED`` is the built-in plugin's: another kernel's spec does not replace it.
-_STANDING: set[str] = set()
-#: example type -> (its kind, its gold accessor), or None for a type of no kind, filled as examples are met.
-_BY_TYPE: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
-_installed_read = False
-
-
 class _Table:
-    """One kernel's kinds while its run (or scoring) reads examples, with their own by-type cache."""
+    """Kinds by name and, filled as examples are met, example type -> (its kind, its gold accessor) or
+    None for a type of no kind: one kernel's while its run (or scoring) reads examples, or the process's."""
 
     __slots__ = ("by_type", "specs")
 
@@ -102,6 +94,12 @@ class _Table:
         self.by_type: dict[type, tuple[KindSpec, Callable[[Any], Any]] | None] = {}
 
 
+#: The process's table, as kernels declared it (the built-in plugin's standing), for code outside any run.
+_PROCESS = _Table({})
+_DECLARED, _BY_TYPE = _PROCESS.specs, _PROCESS.by_type
+#: The names whose spec in ``_DECLARED`` is the built-in plugin's: another kernel's spec does not replace it.
+_STANDING: set[str] = set()
+_installed_read = False
 _SCOPE: ContextVar[_Table | None] = ContextVar("clue_core_kinds", default=None)
 
 
@@ -160,16 +158,15 @@ def _read_installed() -> None:
 
 def kind_spec(name: str) -> KindSpec:
     """The spec of kind ``name`` (the run's kernel's inside :func:`using`); an undeclared one is a ``PluginError``."""
-    scope = _SCOPE.get()
-    specs = scope.specs if scope is not None else _DECLARED
-    if scope is None and name not in _DECLARED:
+    table = _SCOPE.get() or _PROCESS
+    if table is _PROCESS and name not in _DECLARED:
         _read_installed()
     try:
-        return specs[name]
+        return table.specs[name]
     except KeyError:
         from clue_core.errors import PluginError
 
-        raise PluginError(f"unknown example kind {name!r} (known: {', '.join(sorted(specs)) or 'none'})"
+        raise PluginError(f"unknown example kind {name!r} (known: {', '.join(sorted(table.specs)) or 'none'})"
                           ) from None
 
 
@@ -203,19 +200,14 @@ def _match(specs: Mapping[str, KindSpec], kind: type) -> tuple[KindSpec, Callabl
 def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:
     """``(kind, gold accessor)`` of an example, or None for an object of no declared kind."""
     kind = type(example)
-    scope = _SCOPE.get()
-    if scope is not None:  # a run's kernel's kinds: its own, nothing read from elsewhere
-        if kind not in scope.by_type:
-            scope.by_type[kind] = _match(scope.specs, kind)
-        return scope.by_type[kind]
-    if kind in _BY_TYPE:
-        return _BY_TYPE[kind]
-    found = _match(_DECLARED, kind)
-    if found is None and not _installed_read:
-        _read_installed()
-        found = _match(_DECLARED, kind)
-    _BY_TYPE[kind] = found  # None too: a metric asking gold_of of a foreign object pays the search once
-    return found
+    table = _SCOPE.get() or _PROCESS
+    if kind not in table.by_type:
+        found = _match(table.specs, kind)
+        if found is None and table is _PROCESS and not _installed_read:  # a run's kinds are its kernel's only
+            _read_installed()
+            found = _match(_DECLARED, kind)
+        table.by_type[kind] = found  # None too: a metric asking gold_of of a foreign object pays the search once
+    return table.by_type[kind]
 
 
 def recorded_gold(example: Any) -> Any:

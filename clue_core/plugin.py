@@ -32,6 +32,7 @@ from clue_core.expansion import PlanExpansion, PlanVariant
 from clue_core.fetching import FetcherSpec, OpenerSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
+from clue_core.prompt_variants import Prompt, PromptVariant
 from clue_core.registry import Registry
 from clue_core.saved_models import MODEL_FILE
 from clue_core.specs import (
@@ -40,8 +41,6 @@ from clue_core.specs import (
     Leaderboard,
     MetricSpec,
     ModelSpec,
-    Prompt,
-    PromptVariant,
     PublishedScore,
     ReportSectionSpec,
     Setting,
@@ -98,51 +97,39 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core.splits import recorded_splits
     from clue_core.table import format_table, printable
 
-_LAZY = {
-    **dict.fromkeys(("ClassificationExample", "Example", "ExampleId", "MetricResult", "MultipleChoiceExample",
-                     "Prediction", "SpanExample", "SplitData"), "clue_core.examples"),
-    **dict.fromkeys(("Learner", "RunContext", "is_main_process"), "clue_core.context"),
-    "find_file": "clue_core.data",
-    "read_json": "clue_core.jsonio",
-    "iter_jsonl": "clue_core.jsonio",
-    "field": "clue_core.jsonio",
-    "write_json": "clue_core.atomic",
-    "write_jsonl": "clue_core.atomic",
-    "apply_umask": "clue_core.atomic",
-    **dict.fromkeys(("RUN_SCHEMA", "Manifest", "Metrics", "PredictionRecord", "RunRecord", "iter_predictions",
-                     "read_manifest", "read_metrics", "read_run"), "clue_core.record"),
-    # the report plugin (clue-report): its atomic writes, re-reading dev splits, tables, run files
-    **dict.fromkeys(("atomic_open", "disk_fault_message"), "clue_core.atomic"),
-    **dict.fromkeys(("MANIFEST", "METRICS", "PREDICTIONS_DIR"), "clue_core.record"),
-    "gold_of": "clue_core.examples",
-    "recorded_gold": "clue_core.kinds",  # the gold as a run's prediction records hold it (its kind's record_gold)
-    "read_split": "clue_core.reading",
-    "resolve": "clue_core.specs",
-    "format_table": "clue_core.table",
-    # a float option refusing nan/inf (clue_core.params); control characters escaped for the terminal
-    "FiniteFloat": "clue_core.params",
-    "MAX_SEED": "clue_core.seeds",  # the largest seed every backend takes (a sweep's seeds, pretrain --seed)
-    "printable": "clue_core.table",
-    # a task's prompt as one of its variants words it, and every name it has (clue_core.prompt_variants)
-    **dict.fromkeys(("prompt_variant", "variant_names"), "clue_core.prompt_variants"),
-    # long work's progress: a tqdm bar on a terminal, a plain line every ~15 s in a log (clue_core.progress)
-    "Progress": "clue_core.progress",
-    # the run's secrets replaced by *** (clue_core.redaction): for what a plugin writes or prints on its own
-    **dict.fromkeys(("redact", "redact_text"), "clue_core.redaction"),
-    # the leaderboard plugin (clue-leaderboard): a task's data folder (--data-dir, --sample or a fetcher's), scoring
-    # as a run does, a run's leaderboard files folder, the splits it predicted ("test" is every test version;
-    # how a message names a run without); "module:attr" exports a kernel name under a plainer one
-    "resolve_task_data": "clue_core.data",
-    "score": "clue_core.scoring",
-    "SUBMISSION_DIR": "clue_core.rundir",
-    "recorded_splits": "clue_core.splits",
-    "TEST_SPLIT": "clue_core.splits:TEST",
-    "no_test_label": "clue_core.splits:dev_only",
-    "__version__": "clue_core",
-    # a data fetcher or opener (clue-data, which owns the cache's locks and the safe unzip): the cache, checksums,
-    # the archive junk (__MACOSX) the readers and the unzipping skip alike
-    **dict.fromkeys(("clue_home", "file_digests", "is_junk"), "clue_core.data"),
+#: Loaded on first use: module -> the names it exports (``NAME=attr``: its ``attr`` under a plainer name).
+_LAZY_FROM = {
+    "clue_core": "__version__",
+    "clue_core.examples": "ClassificationExample Example ExampleId MetricResult MultipleChoiceExample Prediction "
+                          "SpanExample SplitData gold_of",
+    "clue_core.context": "Learner RunContext is_main_process",
+    "clue_core.jsonio": "field iter_jsonl read_json",
+    # atomic writes (write_json and write_jsonl redact the run's secrets); the report's atomic_open and its wording
+    "clue_core.atomic": "apply_umask atomic_open disk_fault_message write_json write_jsonl",
+    # the run record's files and readers (the report and leaderboard plugins)
+    "clue_core.record": "MANIFEST METRICS PREDICTIONS_DIR RUN_SCHEMA Manifest Metrics PredictionRecord RunRecord "
+                        "iter_predictions read_manifest read_metrics read_run",
+    # a task's files and data folder (--data-dir, --sample or a fetcher's); for a fetcher or opener (clue-data, which
+    # owns the cache's locks and the safe unzip) the cache and checksums; archive junk (__MACOSX) beside the files
+    "clue_core.data": "clue_home file_digests find_file is_junk resolve_task_data",
+    "clue_core.kinds": "recorded_gold",  # the gold as a run's prediction records hold it (its kind's record_gold)
+    "clue_core.reading": "read_split",
+    "clue_core.specs": "resolve",
+    "clue_core.table": "format_table printable",  # printable: control characters escaped for the terminal
+    "clue_core.params": "FiniteFloat",  # a float option refusing nan/inf
+    "clue_core.seeds": "MAX_SEED",  # the largest seed every backend takes (a sweep's seeds, pretrain --seed)
+    "clue_core.prompt_variants": "prompt_variant variant_names",  # a task's prompt as a variant words it, their names
+    "clue_core.progress": "Progress",  # a tqdm bar on a terminal, a plain line every ~15 s in a log
+    "clue_core.redaction": "redact redact_text",  # the run's secrets as ***, in what a plugin writes on its own
+    # the leaderboard plugin: scoring as a run does, a run's leaderboard files folder, the splits a run predicted
+    # ("test" is every test version; no_test_label: how a message names a run without)
+    "clue_core.scoring": "score",
+    "clue_core.rundir": "SUBMISSION_DIR",
+    "clue_core.splits": "recorded_splits TEST_SPLIT=TEST no_test_label=dev_only",
 }
+#: name -> ``"module:attr"``, for every name of ``_LAZY_FROM``.
+_LAZY = {name: f"{module}:{attr or name}" for module, names in _LAZY_FROM.items()
+         for name, _, attr in (entry.partition("=") for entry in names.split())}
 #: Modules exported whole, by name (a plugin that runs runs: ``from clue_core.plugin import api``).
 _LAZY_MODULES = {"api": "clue_core.api"}
 
@@ -163,8 +150,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         value = importlib.import_module(_LAZY_MODULES[name])
     else:
-        path, _, attr = module.partition(":")  # "module:attr": a kernel name exported under a plainer one
-        value = getattr(importlib.import_module(path), attr or name)
+        path, _, attr = module.partition(":")
+        value = getattr(importlib.import_module(path), attr)
     globals()[name] = value
     return value
 

@@ -1,6 +1,7 @@
-"""A task's prompt variants: rewordings of its own LLM prompt, picked by name, checked with the task.
+"""How a large language model is asked a task (:class:`Prompt`), its rewordings and their checks.
 
-A :class:`~clue_core.specs.Prompt` may carry ``variants`` (:class:`~clue_core.specs.PromptVariant`):
+A task's spec carries its :class:`Prompt` (``TaskSpec.prompt``); the models that prompt read it and
+the kernel checks it with the task. A prompt may carry ``variants`` (:class:`PromptVariant`):
 the same protocol in other words (the instruction, the template's labels, the answer words, the
 answer prefix). A model that asks them (the LLM models' ``--set prompt_variants=all``) shows how far a
 score moves under a rewording alone, so a difference between two models can be read against it.
@@ -13,14 +14,63 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
-
-from clue_core.specs import Prompt, PromptVariant, TaskSpec
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 DEFAULT = "default"
 #: A variant's name: what ``prompt_variants=<name,name>`` lists and a metric's total is named after.
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _FIELDS = ("instruction", "template", "verbalizers", "answer_prefix")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptVariant:
+    """A rewording of a task's :class:`Prompt` (its fields left ``None`` keep the prompt's): ``prompt_variants``."""
+    name: str
+    instruction: str | None = None
+    template: str | None = None
+    verbalizers: Mapping[str, str] | None = None
+    answer_prefix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """How a large language model is asked a task, owned by the task, rendered by the model.
+
+    ``template`` is a ``str.format`` template over the example's fields (``{text}``,
+    ``{text_pair}`` for classification; ``{context}``, ``{question}`` for span and
+    multiple choice; ``{choices}`` is filled by the model with lettered options).
+    ``verbalizers`` map each label string to the words an LLM answers with (a label
+    ``"1"`` → ``"相同"``); ``answer_prefix`` ends the prompt before the answer.
+    A kind a model knows no answer shape of (a plugin's: NER, KBQA) is answered by generation
+    through three ``"module:attr"`` functions of the task's: ``parse(answer, example) -> (value,
+    problem)`` reads the model's text into the prediction value (``problem``: why a malformed
+    answer is one, its ``value`` then what it is scored as; counted, never an error);
+    ``render(example) -> str`` writes the question where the template cannot (it then fills
+    the template's place); ``answer(example) -> str`` the gold as the model should write it
+    (few-shot demos); ``variants`` reword it (the LLMs' ``prompt_variants``). See docs/models-llm.md.
+    """
+
+    instruction: str
+    template: str
+    verbalizers: Mapping[str, str] = field(default_factory=dict)
+    answer_prefix: str = "答案："
+    parse: str | None = None  # each a "module:attr" (clue_core.specs.Ref), imported when a model answers
+    render: str | None = None
+    answer: str | None = None
+    variants: tuple[PromptVariant, ...] = ()
+
+
+class _Prompted(Protocol):
+    """A task spec as its prompt's checks read it (:class:`clue_core.specs.TaskSpec`, which holds a
+    :class:`Prompt`: this module cannot name it without an import circle)."""
+
+    @property
+    def prompt(self) -> Prompt | None: ...
+
+
+Task = TypeVar("Task", bound=_Prompted)
 
 
 def variant_names(prompt: Prompt | None) -> tuple[str, ...]:
@@ -42,7 +92,7 @@ def prompt_variant(prompt: Prompt, name: str) -> Prompt:
     raise KeyError(name)
 
 
-def prompt_problems(task: TaskSpec, fields: set[str], check: Callable[[TaskSpec, set[str]], list[str]]) -> list[str]:
+def prompt_problems(task: Task, fields: set[str], check: Callable[[Task, set[str]], list[str]]) -> list[str]:
     """What is wrong with the task's prompt (``check(task, fields)``: the kernel's checks of a prompt, ``fields``
     those its kind's examples have) and with its variants: their names, types, and the prompt as each words it."""
     problems = check(task, fields)

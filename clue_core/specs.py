@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
+
+from clue_core.prompt_variants import Prompt
 
 Ref = str
 """``"package.module:attr"``: resolved lazily with :func:`resolve`."""
@@ -31,10 +33,6 @@ def resolve(ref: Ref | Callable[..., Any]) -> Any:
     return obj
 
 
-def _frozen_map() -> Mapping[str, Any]:
-    return {}
-
-
 class SpecMixin:
     """``as_dict`` for ``--json`` output and manifests, shared by every spec."""
 
@@ -47,6 +45,8 @@ class SpecMixin:
 def _plain(value: Any) -> Any:
     if isinstance(value, SpecMixin):
         return value.as_dict()
+    if is_dataclass(value) and not isinstance(value, type):  # a spec's part declared elsewhere (a Prompt)
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, type):
         return value.__name__
     if isinstance(value, (list, tuple)):
@@ -144,44 +144,6 @@ class Leaderboard(SpecMixin):
 
 
 @dataclass(frozen=True, slots=True)
-class PromptVariant(SpecMixin):
-    """A rewording of a task's :class:`Prompt` (its fields left ``None`` keep the prompt's): ``prompt_variants``."""
-    name: str
-    instruction: str | None = None
-    template: str | None = None
-    verbalizers: Mapping[str, str] | None = None
-    answer_prefix: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Prompt(SpecMixin):
-    """How a large language model is asked a task, owned by the task, rendered by the model.
-
-    ``template`` is a ``str.format`` template over the example's fields (``{text}``,
-    ``{text_pair}`` for classification; ``{context}``, ``{question}`` for span and
-    multiple choice; ``{choices}`` is filled by the model with lettered options).
-    ``verbalizers`` map each label string to the words an LLM answers with (a label
-    ``"1"`` → ``"相同"``); ``answer_prefix`` ends the prompt before the answer.
-    A kind a model knows no answer shape of (a plugin's: NER, KBQA) is answered by generation
-    through three ``"module:attr"`` functions of the task's: ``parse(answer, example) -> (value,
-    problem)`` reads the model's text into the prediction value (``problem``: why a malformed
-    answer is one, its ``value`` then what it is scored as; counted, never an error);
-    ``render(example) -> str`` writes the question where the template cannot (it then fills
-    the template's place); ``answer(example) -> str`` the gold as the model should write it
-    (few-shot demos); ``variants`` reword it (the LLMs' ``prompt_variants``). See docs/models-llm.md.
-    """
-
-    instruction: str
-    template: str
-    verbalizers: Mapping[str, str] = field(default_factory=_frozen_map)
-    answer_prefix: str = "答案："
-    parse: Ref | None = None
-    render: Ref | None = None
-    answer: Ref | None = None
-    variants: tuple[PromptVariant, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class PublishedScore(SpecMixin):
     """A score someone published for a task, so reports can set runs beside it.
 
@@ -225,7 +187,7 @@ class TaskSpec(SpecMixin):
     description: str
     reader: Ref
     labels: tuple[str, ...] = ()
-    label_descriptions: Mapping[str, str] = field(default_factory=_frozen_map)
+    label_descriptions: Mapping[str, str] = field(default_factory=dict)
     metrics: tuple[str, ...] = ("accuracy",)
     primary_metric: str = "accuracy"
     leaderboards: tuple[Leaderboard, ...] = ()
@@ -241,8 +203,8 @@ class TaskSpec(SpecMixin):
     reader_settings: tuple[Setting, ...] = ()
     repeat: Any = None  # a clue_core.plans.PlanExpansion (specs cannot import plans: plans imports specs)
     settings: tuple[Setting, ...] = ()
-    recommendations: Mapping[str, Any] = field(default_factory=_frozen_map)
-    model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
+    recommendations: Mapping[str, Any] = field(default_factory=dict)
+    model_recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     prompt: Prompt | None = None
     published: tuple[PublishedScore, ...] = ()
     notes: str = ""
@@ -288,8 +250,8 @@ class ModelSpec(SpecMixin):
     category: str = ""
     trains: bool = True
     settings: tuple[Setting, ...] = ()
-    recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
-    recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=_frozen_map)
+    recommendations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     explain: Ref | None = None
 
 
