@@ -213,3 +213,20 @@ def test_a_bad_opener_spec_is_dropped_on_its_plugins_row() -> None:
     assert row.status == "error" and row.provides["openers"] == ["lab2"]
     assert row.error == ("opener 'lab' dropped: refused must be 'module:attr', got 'not a reference'; suffixes must "
                          "be a non-empty tuple of file name endings like ('.zip',), got ('tar',)")
+
+
+def test_check_and_run_open_a_users_zip_through_the_installed_kernels_opener(run_cli, tmp_path: Path) -> None:
+    """Every command that takes --data-dir passes its kernel's openers (a forgotten one would refuse the zip)."""
+    import zipfile
+
+    user_zip = tmp_path / "tnews_public.zip"
+    with zipfile.ZipFile(user_zip, "w") as archive:
+        for file in sorted(SAMPLE.iterdir()):
+            archive.write(file, f"tnews_public/{file.name}")
+    checked = run_cli("check", "tnews", "--data-dir", user_zip)
+    assert checked.exit_code == 0, checked.output
+    assert "tnews: dev: 15 examples" in checked.output
+    ran = run_cli("run", "tnews", "--model", "baseline", "--data-dir", user_zip, "-o", tmp_path / "a")
+    assert ran.exit_code == 0, ran.output
+    [copy] = (tmp_path / "clue-home" / "extracted").iterdir()
+    assert (copy / "tnews_public" / "dev.json").is_file()
