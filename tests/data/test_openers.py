@@ -215,7 +215,7 @@ def test_a_bad_opener_spec_is_dropped_on_its_plugins_row() -> None:
                          "be a non-empty tuple of file name endings like ('.zip',), got ('tar',)")
 
 
-def test_check_and_run_open_a_users_zip_through_the_installed_kernels_opener(run_cli, tmp_path: Path) -> None:
+def test_check_run_and_evaluate_open_a_users_zip_through_the_installed_kernels_opener(run_cli, tmp_path: Path) -> None:
     """Every command that takes --data-dir passes its kernel's openers (a forgotten one would refuse the zip)."""
     import zipfile
 
@@ -230,3 +230,7 @@ def test_check_and_run_open_a_users_zip_through_the_installed_kernels_opener(run
     assert ran.exit_code == 0, ran.output
     [copy] = (tmp_path / "clue-home" / "extracted").iterdir()
     assert (copy / "tnews_public" / "dev.json").is_file()
+    scored = run_cli("evaluate", "tnews", tmp_path / "a" / "tnews" / "predictions" / "dev.jsonl", "--data-dir",
+                     user_zip, "--json")
+    assert scored.exit_code == 0, scored.output
+    assert '"examples": 15' in scored.output
