@@ -138,14 +138,21 @@ def _path(fetcher: FetcherSpec | OpenerSpec, ref: Ref, value: object, owners: Ow
     raise PluginError(f"{who(fetcher, owners)}: {_shown(ref)} returned {value!r}, not a folder")
 
 
+def _folder(spec: FetcherSpec | OpenerSpec, ref: Ref, owners: Owners | None, *args: object, **kwargs: object
+            ) -> Path:
+    """What ``ref`` of a fetcher or an opener returns, as the folder it must be: else one line naming it."""
+    folder = _path(spec, ref, _call(spec, ref, owners, *args, **kwargs), owners)
+    if not folder.is_dir():
+        what = "a file" if folder.exists() else "nothing is there"
+        raise PluginError(f"{who(spec, owners)}: {_shown(ref)} returned {folder}, not a folder: {what}")
+    return folder
+
+
 def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owners | None = None) -> Path:
     """The folder ``fetcher`` brings ``task``'s files into (it may download them first): a path or
     string naming a folder that holds some of the task's files, else one :class:`PluginError` line
     naming the fetcher (the reader's own line would name a folder the user never chose)."""
-    folder = _path(fetcher, fetcher.fetch, _call(fetcher, fetcher.fetch, owners, task, progress=progress), owners)
-    if not folder.is_dir():
-        what = "a file" if folder.exists() else "nothing is there"
-        raise PluginError(f"{who(fetcher, owners)}: {_shown(fetcher.fetch)} returned {folder}, not a folder: {what}")
+    folder = _folder(fetcher, fetcher.fetch, owners, task, progress=progress)
     if task.data_files and not any(_holds(folder, name) for name in task.data_files):
         raise PluginError(f"{who(fetcher, owners)}: {folder} holds none of {task.name}'s files "
                           f"({', '.join(task.data_files)})")
@@ -186,11 +193,7 @@ def open_file(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | No
     """The folder the opener taking ``path`` makes of it, and that opener; one line when none takes it,
     and one :class:`PluginError` line naming the opener when what it returns is no folder."""
     opener = _opener_for(path, openers, owners)
-    folder = _path(opener, opener.open, _call(opener, opener.open, owners, path), owners)
-    if not folder.is_dir():
-        what = "a file" if folder.exists() else "nothing is there"
-        raise PluginError(f"{who(opener, owners)}: {_shown(opener.open)} returned {folder}, not a folder: {what}")
-    return folder, opener
+    return _folder(opener, opener.open, owners, path), opener
 
 
 def archive_suffixes(openers: Mapping[str, OpenerSpec]) -> tuple[str, ...]:
