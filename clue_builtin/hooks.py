@@ -1,5 +1,5 @@
-"""The built-in plugin's hooks: three example kinds, metrics, the two submission file shapes, and the
-baseline model.
+"""The built-in plugin's hooks: three example kinds, metrics, the two submission file shapes, the
+baseline model, and the ``list``, ``info`` and ``check`` commands.
 
 It is registered through the same ``clue_core`` entry-point group as any third-party plugin
 (``builtin = "clue_builtin.hooks"``, first in load order), and names its code as lazy
@@ -13,6 +13,7 @@ from clue_core.plugin import (
     CLASSIFICATION,
     MULTIPLE_CHOICE,
     SPAN,
+    CommandSpec,
     KindSpec,
     MetricSpec,
     ModelSpec,
@@ -89,4 +90,19 @@ def clue_models() -> list[ModelSpec]:
         ModelSpec("baseline", "clue_builtin.baseline:create", (CLASSIFICATION, SPAN, MULTIPLE_CHOICE),
                   "pure-Python floor: majority label, most frequent choice, first sentence",
                   size_class="none", parameters=0, category="baseline"),
+    ]
+
+
+@hookimpl
+def clue_commands() -> list[CommandSpec]:
+    """The registry as tables, a task in lines and the deep checks (:mod:`clue_builtin.commands`): features,
+    not kernel, so they come the way a third party's commands do. ``help`` is each command's docstring,
+    which ``clue-core --help`` shortens as click does its own commands'."""
+    return [
+        CommandSpec("check", "Import every reference of each task and read its sample (or --data-dir) end to end.",
+                    "clue_builtin.commands:check"),
+        CommandSpec("info", "Show a task: kind, labels, metrics, data, submission files, settings.",
+                    "clue_builtin.commands:info"),
+        CommandSpec("list", "List plugins (default), tasks, models, metrics, submission writers, plugin commands, "
+                    "report sections, data fetchers or example kinds.", "clue_builtin.commands:list_command"),
     ]

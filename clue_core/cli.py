@@ -1,5 +1,6 @@
-"""The ``clue-core`` command line: list, info, check, run, and the commands plugins add
-through the ``clue_commands`` hook (``download``, ``evaluate``, ``submit``, ``report``, ``compare``).
+"""The ``clue-core`` command line: ``run``, and the commands plugins add through the ``clue_commands``
+hook — the built-in plugin's ``list``, ``info`` and ``check`` (:mod:`clue_builtin.commands`) as much
+as ``download``, ``evaluate``, ``submit``, ``report`` or ``compare``.
 
 Only click and the kernel are imported at start-up; each command imports what it needs,
 so ``clue-core list`` and ``--help`` never load torch or transformers. Every
@@ -16,10 +17,7 @@ import click
 
 from clue_core import __version__
 from clue_core.errors import ClueError
-from clue_core.kernel import PLUGIN_HOMES, Kernel
-from clue_core.table import printable
-
-LIST_WHAT = ("plugins", "tasks", "models", "metrics", "writers", "commands", "sections", "fetchers", "kinds")
+from clue_core.kernel import BUILTIN_PLUGIN, PLUGIN_HOMES, Kernel
 
 
 class ClueGroup(click.Group):
@@ -39,6 +37,8 @@ class ClueGroup(click.Group):
             kernel = (ctx.obj or {}).get("kernel")
             if _strict(ctx) or (kernel is not None and kernel.strict):
                 raise
+            from clue_core.table import printable
+
             click.echo(f"error: {printable(str(exc), lines=True)}", err=True)  # an ESC in a name shown as \x1b
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:  # outside a run (which says what it kept): nothing to go on with
@@ -66,7 +66,8 @@ class ClueGroup(click.Group):
             raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """Like click's, but a plugin command shows its spec's help: listing imports none of them."""
+        """Like click's, but a plugin command shows its spec's help: listing imports none of them. The built-in
+        plugin's (``list``, ``info``, ``check``) read as click's own, shortened to one line and unsigned."""
         kernel = get_kernel(ctx)
         names = [n for n in self.list_commands(ctx) if n not in self.commands or not self.commands[n].hidden]
         limit = formatter.width - 6 - max((len(name) for name in names), default=0)  # as click's own
@@ -74,8 +75,9 @@ class ClueGroup(click.Group):
         for name in names:
             if name in self.commands:
                 rows.append((name, self.commands[name].get_short_help_str(limit)))
+            elif (owner := kernel.owner.get(("commands", name), "?")) == BUILTIN_PLUGIN:
+                rows.append((name, click.Command(name, help=kernel.commands[name].help).get_short_help_str(limit)))
             else:
-                owner = kernel.owner.get(("commands", name), "?")
                 rows.append((name, _short(kernel.commands[name].help, f" (plugin {owner})", limit)))
         if rows:
             with formatter.section("Commands"):
@@ -124,87 +126,6 @@ def cli(ctx: click.Context, strict: bool) -> None:
     """Fine-tune, evaluate and submit models on the CLUE benchmark."""
     obj = ctx.ensure_object(dict)
     obj["strict"] = strict or bool(obj.get("strict"))  # clue_core.api runs commands strict: errors raise
-
-
-# -- list / info -------------------------------------------------------------------------
-
-
-@cli.command("list")
-@click.argument("what", type=click.Choice(LIST_WHAT), default="plugins")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.pass_context
-def list_command(ctx: click.Context, what: str, as_json: bool) -> None:
-    """List plugins (default), tasks, models, metrics, submission writers, plugin commands, report sections,
-    data fetchers or example kinds."""
-    kernel = get_kernel(ctx)
-    what = "report_sections" if what == "sections" else what
-    if what == "plugins":
-        rows = [p.as_dict() for p in kernel.plugins]
-        if as_json:
-            return echo_json(rows)
-        table = [["plugin", "distribution", "version", "status", "provides"]]
-        for p in kernel.plugins:
-            provides = "; ".join(f"{k}: {', '.join(v)}" for k, v in p.provides.items()) or "-"
-            status = p.status if p.status != "error" else f"error: {p.error}"
-            table.append([p.name, p.distribution or "-", p.version or "-", status, provides])
-        return echo_table(table)
-    from clue_core.describe import registry_json, registry_table
-
-    if as_json:
-        return echo_json(registry_json(kernel, what))
-    echo_table(registry_table(kernel, what))
-
-
-@cli.command()
-@click.argument("task_name", metavar="TASK")
-@click.option("--model", "-m", help="Also show the settings a run with this model would use, and their sources.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.pass_context
-def info(ctx: click.Context, task_name: str, model: str | None, as_json: bool) -> None:
-    """Show a task: kind, labels, metrics, data, submission files, settings."""
-    from clue_core.describe import fetched_folder, settings_rows, spec_dict, task_lines
-
-    kernel = get_kernel(ctx)
-    task = kernel.task(task_name)
-    cached = fetched_folder(kernel, task)
-    settings = settings_rows(kernel, task, model) if model else None
-    if as_json:
-        return echo_json({**spec_dict(task), "plugin": kernel.owner.get(("tasks", task.name)),
-                          "cached": str(cached) if cached is not None and cached.is_dir() else None,
-                          **({"resolved_settings": settings} if settings is not None else {})})
-    lines = task_lines(kernel, task, cached)
-    if settings is not None:
-        lines.append(f"  settings with --model {model}:")
-        lines += [f"    {row['name']} = {row['value']!r}  ({row['source']})" for row in settings]
-    click.echo("\n".join(lines))
-    return None
-
-
-@cli.command()
-@click.argument("tasks", nargs=-1, metavar="[TASK]…")
-@click.option("--data-dir", type=click.Path(path_type=Path), help="Read this data folder (or zip) instead of "
-              "the bundled sample (one task).")
-@click.pass_context
-def check(ctx: click.Context, tasks: tuple[str, ...], data_dir: Path | None) -> None:
-    """Import every reference of each task and read its sample (or --data-dir) end to end."""
-    from clue_core.checks import deep_problems
-
-    kernel = get_kernel(ctx)
-    names = list(tasks) or list(kernel.tasks)
-    if data_dir is not None and len(names) != 1:
-        raise ClueError("--data-dir reads one task's data: name exactly one task")
-    problems: list[str] = []
-    for name in names:
-        task = kernel.task(name)
-        found = deep_problems(kernel, task, data_dir, echo=lambda line: click.echo(line, err=True))
-        problems += [f"{task.name}: {p}" for p in found]
-        click.echo(f"{task.name}: {'ok' if not found else f'{len(found)} problem(s)'}")
-    broken = [p for p in kernel.plugins if p.status == "error"]
-    problems += [f"plugin {p.name}: {p.error}" for p in broken]
-    for problem in problems:
-        click.echo(f"error: {problem}", err=True)
-    if problems:
-        ctx.exit(2)
 
 
 # -- run ---------------------------------------------------------------------------------

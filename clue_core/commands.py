@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from clue_core.errors import ClueError, PluginError
-from clue_core.kernel import Kernel
+from clue_core.kernel import BUILTIN_PLUGIN, Kernel
 from clue_core.specs import CommandSpec, resolve
 
 
@@ -43,8 +43,9 @@ def missing_command(kernel: Kernel, name: str, home: str | None) -> click.Comman
         why = f"the {home} plugin, which failed to load: {row.error}"
     elif row is not None and row.status == "disabled":
         why = f"the {home} plugin, which CLUE_DISABLE_PLUGINS turns off"
-    else:
-        why = f"the {home} plugin, which is not installed: pip install ./plugins/{home}"
+    else:  # the built-in plugin ships in clue-core's own distribution: an install without it is broken
+        where = "." if home == BUILTIN_PLUGIN else f"./plugins/{home}"
+        why = f"the {home} plugin, which is not installed: pip install {where}"
     message = f"'clue-core {name}' comes with {why}"
 
     @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},

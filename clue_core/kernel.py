@@ -44,7 +44,8 @@ HOOKS: dict[str, tuple[str, type, str]] = {
     "clue_kinds": ("kinds", KindSpec, "kind"),
 }
 
-#: The commands of ``clue-core`` itself: a plugin command may not take one of these names.
+#: The commands of ``clue-core`` itself: no plugin command may take one of these names but the built-in
+#: plugin's own (``list``, ``info`` and ``check`` are its commands; ``run`` is the CLI's).
 BUILTIN_COMMANDS = frozenset({"list", "info", "check", "run"})
 
 #: Commands that plugins of this project provide, and the plugin to install for each. While that plugin
@@ -52,7 +53,7 @@ BUILTIN_COMMANDS = frozenset({"list", "info", "check", "run"})
 #: on its own row whatever its name, though plugins load by name and the first to take a name keeps it.
 PLUGIN_HOMES = {"report": "clue-report", "compare": "clue-tasks-superclue", "sweep": "clue-sweep",
                 "bootstrap": "clue-sweep", "evaluate": "clue-leaderboard", "submit": "clue-leaderboard",
-                "download": "clue-data"}
+                "download": "clue-data", **dict.fromkeys(("list", "info", "check"), BUILTIN_PLUGIN)}
 
 
 HOOKS_BY_REGISTRY = {registry: noun for registry, _, noun in HOOKS.values()}
@@ -216,7 +217,7 @@ class Kernel:
             registry = getattr(self, registry_name)
             names = [spec.name for spec in specs]
             for name in names:
-                if registry_name == "commands" and name in BUILTIN_COMMANDS:
+                if registry_name == "commands" and name in BUILTIN_COMMANDS and plugin_name != BUILTIN_PLUGIN:
                     raise PluginError(f"command {name!r} is a built-in command of clue-core")
                 # a command of PLUGIN_HOMES, or a fetcher named after a plugin, belongs to that plugin
                 home = {"commands": PLUGIN_HOMES.get(name), "fetchers": name}.get(registry_name)

@@ -16,7 +16,9 @@ credentials in the environment that settings declare with ``env`` or ``secret_en
 ``write_json``, ``write_jsonl`` and ``atomic_open`` already apply them, so a plugin needs them only
 for what it writes or sends some other way (an SQLite cache, a subprocess).
 ``Registry`` (:mod:`clue_core.registry`) types the kernel a command finds in its click context:
-the registries, ``owner``, ``strict`` and the ``task``/``metric``/``writer``/``kind`` lookups, nothing more.
+the registries, the plugins' rows (``PluginRow``), ``owner``, ``strict`` and the ``task``/``metric``/``writer``/
+``kind``/``model`` lookups, nothing more; ``resolved_settings(registry, task, model)`` is what one task's run
+with one model would read, ``fetched_folder(registry, task)`` where the installed fetcher keeps a task's files.
 ``KindSpec`` (:mod:`clue_core.kinds`) declares an example kind (``clue_kinds``); ``CLASSIFICATION``,
 ``SPAN`` and ``MULTIPLE_CHOICE`` name the built-in plugin's three, whose example types are shared here.
 ``PlanExpansion`` (:mod:`clue_core.expansion`) is what a task plugin subclasses to make several plans of
@@ -32,21 +34,19 @@ from clue_core.expansion import PlanExpansion, PlanVariant
 from clue_core.fetching import FetcherSpec, OpenerSpec
 from clue_core.hookspecs import hookimpl
 from clue_core.kinds import CLASSIFICATION, MULTIPLE_CHOICE, SPAN, KindSpec
+from clue_core.leaderboards import Leaderboard, PublishedScore, TestVersion
 from clue_core.prompt_variants import Prompt, PromptVariant
-from clue_core.registry import Registry
+from clue_core.registry import PluginRow, Registry
 from clue_core.saved_models import MODEL_FILE
 from clue_core.specs import (
     CommandSpec,
     DataSource,
-    Leaderboard,
     MetricSpec,
     ModelSpec,
-    PublishedScore,
     ReportSectionSpec,
     Setting,
     SubmissionWriterSpec,
     TaskSpec,
-    TestVersion,
 )
 
 # ruff: noqa: F401 -- the names imported under TYPE_CHECKING are exports (in __all__ through _LAZY), which ruff
@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     )
     from clue_core.jsonio import field, iter_jsonl, read_json
     from clue_core.kinds import recorded_gold
+    from clue_core.lookups import fetched_folder, resolved_settings
     from clue_core.params import FiniteFloat
     from clue_core.progress import Progress
     from clue_core.prompt_variants import prompt_variant, variant_names
@@ -91,6 +92,8 @@ if TYPE_CHECKING:  # imported on first use (see __getattr__), named here for rea
     from clue_core.rundir import SUBMISSION_DIR
     from clue_core.scoring import score
     from clue_core.seeds import MAX_SEED
+    from clue_core.settings import RUN_CONTROL
+    from clue_core.settings import typos as setting_typos
     from clue_core.specs import resolve
     from clue_core.splits import TEST as TEST_SPLIT
     from clue_core.splits import dev_only as no_test_label
@@ -126,6 +129,9 @@ _LAZY_FROM = {
     "clue_core.scoring": "score",
     "clue_core.rundir": "SUBMISSION_DIR",
     "clue_core.splits": "recorded_splits TEST_SPLIT=TEST no_test_label=dev_only",
+    # the built-in plugin's info and check: the names a run reserves (seed, resume: not settings), near misses
+    "clue_core.settings": "RUN_CONTROL setting_typos=typos",
+    "clue_core.lookups": "fetched_folder resolved_settings",  # a task's settings with a model; its fetched folder
 }
 #: name -> ``"module:attr"``, for every name of ``_LAZY_FROM``.
 _LAZY = {name: f"{module}:{attr or name}" for module, names in _LAZY_FROM.items()
@@ -136,9 +142,9 @@ _LAZY_MODULES = {"api": "clue_core.api"}
 #: Every name a plugin may import: those imported above, then those loaded on first use.
 __all__ = ["CLASSIFICATION", "MODEL_FILE", "MULTIPLE_CHOICE", "SPAN", "ClueError", "CommandSpec", "DataError",
            "DataSource", "FetcherSpec", "InputError", "KindSpec", "Leaderboard", "MetricSpec", "ModelSpec",
-           "OpenerSpec", "PlanExpansion", "PlanVariant", "Prompt", "PromptVariant", "PublishedScore", "Registry",
-           "ReportSectionSpec", "Setting", "SubmissionWriterSpec", "TaskSpec", "TestVersion", "hookimpl", *_LAZY,
-           *_LAZY_MODULES]
+           "OpenerSpec", "PlanExpansion", "PlanVariant", "PluginRow", "Prompt", "PromptVariant", "PublishedScore",
+           "Registry", "ReportSectionSpec", "Setting", "SubmissionWriterSpec", "TaskSpec", "TestVersion",
+           "hookimpl", *_LAZY, *_LAZY_MODULES]
 
 
 def __getattr__(name: str) -> Any:

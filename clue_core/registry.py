@@ -8,18 +8,15 @@ report sections, example kinds, data fetchers and openers, commands, the plugins
 each one's row, with its load problem), who registered each name (``owner``, for messages), ``strict``
 (re-raise for plugin authors) and the lookups that turn an unknown name into a one-line error with a
 suggestion. Planning or running a run is ``api.plan(..., kernel=registry)`` /
-``api.run(..., kernel=registry)``, which take this same object; :func:`resolved_settings` is the
-settings one task's run with one model would read (``clue-core info TASK --model M``) and
-:func:`fetched_folder` where the installed fetcher keeps a task's files.
-:class:`clue_core.kernel.Kernel`
-satisfies it (``tests/core/test_plugin_api.py`` checks), so adding a member here is a promise to
-every plugin, and removing one from the kernel breaks that test first.
+``api.run(..., kernel=registry)``, which take this same object; ``resolved_settings`` and
+``fetched_folder`` (:mod:`clue_core.lookups`) answer what ``clue-core info`` shows of a task.
+:class:`clue_core.kernel.Kernel` satisfies it (``tests/core/test_plugin_api.py`` checks), so adding a
+member here is a promise to every plugin, and removing one from the kernel breaks that test first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -36,35 +33,20 @@ if TYPE_CHECKING:
 
 
 class PluginRow(Protocol):
-    """One plugin as it loaded (a row of ``clue-core list plugins``): a broken plugin is a row with
-    ``status == "error"`` and its one-line ``error``, so a command can name it instead of failing."""
+    """One plugin as it loaded (a row of ``clue-core list plugins``): its entry point's ``name``, the
+    ``distribution`` and ``version`` that installed it (when known), ``status`` (``ok``, ``error`` or
+    ``disabled`` by ``CLUE_DISABLE_PLUGINS``), ``error`` (why it failed to load, or which of its specs were
+    dropped and why) and ``provides`` (``registry -> names``); ``as_dict()`` is the row ``--json`` prints.
+    A broken plugin is a row, not an exception, so a command can name it and go on."""
 
-    @property
-    def name(self) -> str:
-        """The entry point's name (``builtin``, ``clue-tasks-classic``)."""
+    name: str
+    distribution: str | None
+    version: str | None
+    status: str
+    error: str | None
+    provides: dict[str, list[str]]
 
-    @property
-    def distribution(self) -> str | None:
-        """The distribution that installed it, when known."""
-
-    @property
-    def version(self) -> str | None:
-        """That distribution's version, when known."""
-
-    @property
-    def status(self) -> str:
-        """``ok``, ``error`` (see ``error``) or ``disabled`` (``CLUE_DISABLE_PLUGINS``)."""
-
-    @property
-    def error(self) -> str | None:
-        """Why it failed to load, or which of its specs were dropped and why; ``None`` when none."""
-
-    @property
-    def provides(self) -> Mapping[str, list[str]]:
-        """``registry -> names`` it registered (``{"tasks": ["afqmc", ...]}``)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The row as ``list plugins --json`` prints it."""
+    def as_dict(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -134,25 +116,3 @@ class Registry(Protocol):
     def model(self, name: str) -> tuple[ModelSpec, str | None]:
         """The model ``name`` (a name, ``family:argument`` or a trained model's folder) and the argument
         its factory receives; an unknown name raises ``UnknownNameError``."""
-
-
-def resolved_settings(kernel: Registry, task: TaskSpec, model: str) -> list[dict[str, Any]]:
-    """Each setting a run of ``task`` with ``model`` would read: ``{"name", "value", "source"}`` rows, as
-    ``run --dry-run`` shows them, with no data looked up and no run planned (``info TASK --model M``)."""
-    from clue_core.planning import RunRequest, resolve_settings
-
-    spec, _ = kernel.model(model)
-    resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)  # type: ignore[arg-type]
-    return [{"name": name, "value": value, "source": source} for name, value, source in resolved[task.name].rows()]
-
-
-def fetched_folder(kernel: Registry, task: TaskSpec) -> Path | None:
-    """Where the installed fetcher keeps ``task``'s files (they may not be there yet), fetching nothing;
-    ``None`` when no fetcher is chosen (none installed, or several and no ``$CLUE_FETCHER``) or it does not say."""
-    from clue_core import fetching
-    from clue_core.errors import DataError
-
-    try:
-        return fetching.location(fetching.choose(task, kernel.fetchers), task, kernel.owner)
-    except DataError:
-        return None

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from clue_core.checks import recommendation_problems
+from clue_builtin.deep_checks import recommendation_problems
 from clue_core.errors import ClueError
 from clue_core.kernel import Kernel
 from clue_core.settings import keystrokes, typos

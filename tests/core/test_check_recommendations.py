@@ -16,7 +16,7 @@ import pytest
 
 import clue_example_plugin.hooks as example_hooks
 from clue_builtin.baseline import BaselineLearner
-from clue_core.checks import recommendation_problems
+from clue_builtin.deep_checks import recommendation_problems
 from clue_core.plugin import MetricSpec, ModelSpec, Setting, hookimpl
 from clue_core.specs import TaskSpec
 

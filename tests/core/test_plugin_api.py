@@ -112,7 +112,7 @@ def test_the_kernel_is_the_registry_commands_are_typed_with():
     assert isinstance(kernel, api.Registry)
     members = {name for name, _ in inspect.getmembers(api.Registry) if not name.startswith("_")}
     assert members == {"tasks", "models", "metrics", "writers", "report_sections", "kinds", "owner", "strict",
-                       "task", "metric", "writer", "kind", "fetchers"}
+                       "task", "metric", "writer", "kind", "fetchers", "openers", "commands", "plugins", "model"}
     assert kernel.task("AFQMC") is kernel.tasks["afqmc"]
     with pytest.raises(UnknownNameError, match="unknown metric 'no-such'"):
         kernel.metric("no-such")

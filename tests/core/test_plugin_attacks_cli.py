@@ -12,6 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from clue_builtin import commands as builtin_commands
 from clue_builtin import hooks as builtin
 from clue_core.cli import cli
 from clue_core.kernel import Kernel
@@ -121,7 +122,7 @@ def test_built_in_help_lines_are_as_long_as_click_makes_them(run_cli) -> None:
     output = run_cli("--help", kernel=_kernel()).output
     check = next(line for line in output.splitlines() if line.strip().startswith("check"))
     limit = 80 - 6 - len("download")  # click: the width less its spacing and the longest name
-    assert check.split(None, 1)[1] == cli.commands["check"].get_short_help_str(limit)
+    assert check.split(None, 1)[1] == builtin_commands.check.get_short_help_str(limit)
 
 
 def test_a_click_group_works_as_a_plugin_command(run_cli) -> None:

@@ -1,7 +1,8 @@
 """What ``clue-core list`` and ``clue-core info`` show: the registry as tables and a task as lines.
 
-Presentation only: the commands in :mod:`clue_core.cli` print what these functions return, so
-the command wiring and the wording of the tables live apart.
+Presentation only: the built-in plugin's commands (:mod:`clue_builtin.commands`) print what these
+functions return, so the command wiring and the wording of the tables live apart. They read the
+kernel through :class:`~clue_core.plugin.Registry` alone, as a third party's listing would.
 """
 
 from __future__ import annotations
@@ -10,18 +11,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clue_core.expansion import expansion_info
-from clue_core.kernel import Kernel
-from clue_core.specs import TaskSpec
+from clue_core.plugin import Registry, TaskSpec
 
 
-def registry_json(kernel: Kernel, what: str) -> list[dict[str, Any]]:
+def registry_json(kernel: Registry, what: str) -> list[dict[str, Any]]:
     """``list WHAT --json``: every spec of one registry, with the plugin that registered it."""
     registry = getattr(kernel, what)
     return [{**spec_dict(spec), "plugin": kernel.owner.get((what, name), "?")} for name, spec in registry.items()]
 
 
-def registry_table(kernel: Kernel, what: str) -> list[list[str]]:
+def registry_table(kernel: Registry, what: str) -> list[list[str]]:
     """``list WHAT``: one row per spec, the columns a reader of that registry needs."""
     registry = getattr(kernel, what)
     owner = {name: kernel.owner.get((what, name), "?") for name in registry}
@@ -75,21 +74,9 @@ def spec_dict(spec: Any) -> dict[str, Any]:
     return json.loads(json.dumps(spec.as_dict(), default=str))
 
 
-def fetched_folder(kernel: Kernel, task: TaskSpec) -> Path | None:
-    """Where the installed fetcher keeps ``task``'s files (they may not be there yet); ``None`` when no
-    fetcher is chosen (none installed, or several and no ``$CLUE_FETCHER``) or it does not say."""
-    from clue_core import fetching
-    from clue_core.errors import DataError
-
-    try:
-        return fetching.location(fetching.choose(task, kernel.fetchers), task, kernel.owner)
-    except DataError:
-        return None
-
-
-def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]:
+def task_lines(kernel: Registry, task: TaskSpec, cached: Path | None) -> list[str]:
     """``info TASK``: the task's kind, labels, metrics, test files, data and settings, one per line."""
-    from clue_core import data
+    from clue_core.plugin import is_junk
 
     lines = [
         f"{task.name} — {task.description}",
@@ -118,7 +105,7 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]
         lines.append(f"  data files:       {', '.join(task.data_files)}")
     if cached is not None and cached.is_dir():
         lines.append(f"  cached:           {cached}")
-        for path in sorted(p for p in cached.rglob("*") if p.is_file() and not data.is_junk(p.relative_to(cached))):
+        for path in sorted(p for p in cached.rglob("*") if p.is_file() and not is_junk(p.relative_to(cached))):
             lines.append(f"    {path.relative_to(cached)}  {path.stat().st_size:,} bytes")
     elif task.source and not kernel.fetchers:
         lines.append("  cached:           no (to fetch it: pip install ./plugins/clue-data)")
@@ -130,8 +117,8 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]
     lines.append(f"  bundled sample:   {'yes (--sample)' if task.sample else 'no'}")
     if task.recommendations:
         lines.append("  recommended:      " + ", ".join(f"{k}={v}" for k, v in task.recommendations.items()))
-    for label, text in expansion_info(task):  # what its plan expansion does (FewCLUE's split=all)
-        lines.append(f"  {label + ':':<18}{text}")
+    if task.repeat is not None:  # what its plan expansion does (FewCLUE's split=all), in its plugin's words
+        lines.append(f"  {'repeat:':<18}{task.repeat.describe()}")
     for setting in (*task.settings, *task.decode_settings, *task.reader_settings):
         lines.append(f"  setting:          {setting.name} ({setting.type.__name__}, default {setting.default!r}): "
                      f"{setting.help}")
@@ -142,12 +129,3 @@ def task_lines(kernel: Kernel, task: TaskSpec, cached: Path | None) -> list[str]
     if task.notes:
         lines.append(f"  notes:            {task.notes}")
     return lines
-
-
-def settings_rows(kernel: Kernel, task: TaskSpec, model: str) -> list[dict[str, Any]]:
-    """``info TASK --model M``: each setting a run would use, with its value and where it came from."""
-    from clue_core.planning import RunRequest, resolve_settings
-
-    spec, _ = kernel.model(model)
-    resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)[task.name]
-    return [{"name": n, "value": v, "source": src} for n, v, src in resolved.rows()]
