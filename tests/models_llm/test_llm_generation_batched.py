@@ -15,9 +15,9 @@ import random
 import pytest
 import torch
 
-from clue_models_llm import generation, tiny
+from clue_models_llm import tiny
 from clue_models_llm.generation import Generator
-from clue_models_llm.generation_batches import MIN_SHARED_TOKENS, PrefixCache, batch_order, common_length
+from clue_models_llm.generation_batches import MIN_SHARED_TOKENS, batch_order, common_length
 
 TEXT = "阅读下面的文章回答问题天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏闰余成岁律吕调阳。答案：\n"
 INSTRUCTION = "阅读下面的文章，回答问题。\n"
@@ -120,15 +120,35 @@ def test_sliding_window_outgrown_after_the_prompt(tokenizer, gemma) -> None:
         assert got.text == one_at_a_time(gemma, tokenizer, prompt, 30)
 
 
-def test_prompts_longer_than_the_window_share_nothing_and_still_agree(tokenizer, gemma) -> None:
+def test_prompts_longer_than_the_window_share_their_prefix_and_still_agree(tokenizer, gemma) -> None:
+    """Prompts (and their common prefix) longer than the sliding window: the prefix is still computed once
+    (before, such a batch shared nothing and computed every prompt in full), answers unchanged."""
     prompts = prompts_of(tokenizer, INSTRUCTION * 3)
-    assert max(len(p) for p in prompts) > gemma.config.sliding_window
-    prefixes = PrefixCache(gemma, prompts, torch.device("cpu"), generation.new_cache)
-    assert prefixes.window == 40 and prefixes.plan(prompts) is None
-    assert prefixes.plan([p[:30] for p in prompts]) is not None
-    batched = generator(gemma, tokenizer, batch_size=4).generate(prompts)
+    shared = common_length(prompts)
+    assert shared > gemma.config.sliding_window
+    with Passes(gemma) as passes:
+        batched = generator(gemma, tokenizer, batch_size=4, max_new_tokens=20).generate(prompts)
+    assert passes.calls[0] == (1, shared)
+    prompt_passes = [shape for shape in passes.calls if shape[0] == 4 and shape[1] > 1]
+    assert len(prompt_passes) == 2
+    assert all(width <= max(len(p) for p in prompts) - shared for _, width in prompt_passes)
     for prompt, got in zip(prompts, batched):
-        assert got.text == one_at_a_time(gemma, tokenizer, prompt)
+        assert got.text == one_at_a_time(gemma, tokenizer, prompt, 20)
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_the_head_sees_only_each_rows_last_position(request, tokenizer, family) -> None:
+    """Logits of a prompt's every position would be a vocabulary-wide row each (1 MB for gemma's 262k):
+    the output layer computes one position per row, in prompt passes and prefix passes alike."""
+    model = request.getfixturevalue(family)
+    seen: list[tuple[int, ...]] = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, out: seen.append(tuple(args[0].shape)))
+    try:
+        prompts, _ = passage_prompts(tokenizer)
+        generator(model, tokenizer, batch_size=4).generate(prompts)
+    finally:
+        handle.remove()
+    assert len(seen) > len(prompts) and all(shape[1] == 1 for shape in seen)
 
 
 ARTICLES = ("天地玄黄宇宙洪荒", "日月盈昃辰宿列张", "寒来暑往秋收冬藏")
@@ -156,10 +176,10 @@ def test_questions_about_one_passage_share_it(request, tokenizer, family) -> Non
     with Passes(model) as passes:
         batched = generator(model, tokenizer, batch_size=len(prompts)).generate(prompts)
     alone = [shape for shape in passes.calls if shape[0] == 1]
-    # the common instruction once, each passage once; with sliding layers each prompt of its own too, in
-    # full, as a passage's prefix and another prompt's own tokens side by side would not fit the window
-    assert len(alone) == (1 + 3 if family == "llama" else 1 + 3 + 3)
-    assert passes.calls[len(alone)][0] == len(prompts)  # then one pass of every row's own tokens
+    assert len(alone) == 1 + 3  # the common instruction once, each passage once (sliding layers or not)
+    # then one pass of the same number of tokens for every row: the widest row's own ones
+    assert passes.calls[len(alone)][0] == len(prompts)
+    assert passes.calls[len(alone)][1] < max(len(p) for p in prompts) - common_length(prompts)
     for prompt, got in zip(prompts, batched):
         assert got.text == one_at_a_time(model, tokenizer, prompt), tokenizer.decode(prompt)
     split = generator(model, tokenizer, batch_size=4).generate(prompts)  # passages cut across batches

@@ -144,8 +144,8 @@ class Generator:
     def _prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(cache, mask, next position per row, last logits)`` after the batch's prompts.
 
-        With shared prefixes a row is ``its prefix | padding | its own tokens`` (the padding
-        masked, positions counting real tokens), otherwise ``padding | prompt``.
+        Every row is ``padding | prompt`` (the padding masked, positions counting real tokens);
+        with shared prefixes the prompt's first ``lengths[r]`` tokens come from a joined cache.
         """
         prefixes = self.prefixes or PrefixCache(self.model, prompts, self.device, new_cache)
         lengths = prefixes.plan(prompts)
@@ -154,12 +154,12 @@ class Generator:
             ids, own_mask, positions = left_padded([p[n:] for p, n in zip(prompts, lengths)], self.pad_id,
                                                    self.device)
             width = max(lengths)
-            shared = torch.tensor([[1] * n + [0] * (width - n) for n in lengths], dtype=own_mask.dtype)
+            shared = torch.tensor([[0] * (width - n) + [1] * n for n in lengths], dtype=own_mask.dtype)
             mask = torch.cat([shared.to(own_mask.device), own_mask], dim=1)
             offsets = torch.tensor(lengths, dtype=torch.long, device=self.device)
             logits = forward(self.model, ids, mask, positions + offsets.unsqueeze(1), cache,
                              logits_to_keep=1).logits[:, -1, :]
-            return cache, prefixes.close_gaps(cache, mask), offsets + own_mask.sum(-1), logits
+            return cache, mask, offsets + own_mask.sum(-1), logits
         ids, mask, positions = left_padded(prompts, self.pad_id, self.device)
         cache = new_cache(self.model)
         logits = forward(self.model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]

@@ -6,18 +6,16 @@ demos, a chat template's header), and questions about one passage share the pass
 other (longest groups first), so they fall into the same batch. :class:`PrefixCache`
 computes the tokens every prompt of the call begins with once, in one row (the *root*); in
 a batch, each group of prompts sharing more continues a copy of the root with its own
-common tokens, once; the rows' caches are joined (``prefix | padding``) and the rows' own
-tokens follow, left-padded: ``prefix | padding | suffix``, every padding column masked in
-the 2D attention mask and positions counting real tokens only, so each row's attention sees
-exactly the keys its unpadded prompt would, at the same positions.
-
-A sliding-window layer (Gemma 2 and 3, some Mistral and Qwen configurations) measures its
-window in cache columns, so padding inside a row would move the window: a batch shares
-prefixes only while its widest row fits in the window's cache (``window - 1`` columns), and
-right after the prompts are computed each row's padding is moved in front of its tokens
-(:meth:`PrefixCache.close_gaps`), making the rows plain left-padded ones, whose column and
-position distances agree for the rest of the generation. A model whose cache layers are of
-another kind, or a cache that cannot be built row by row, shares nothing.
+common tokens, once. The batch's pass then computes the same number of tokens for every row
+(its widest own part; a row whose prefix is longer recomputes the prefix's end instead of
+padding), so the joined cache holds each row's prefix right-aligned (``padding | prefix``)
+and every row is a plain left-padded one: no padding between a row's tokens, column and
+position distances equal. That is what a sliding-window layer (Gemma 2 and 3, some Mistral
+and Qwen configurations) needs, as its mask measures the window in columns; and, as a
+prefix may be cut anywhere, caches of models with sliding layers keep every column
+(:func:`full_columns_cache`; the window is applied by the mask), so prompts longer than the
+window share their prefixes too. A model whose cache layers are of another kind, or a cache
+that cannot be built row by row, shares nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +32,9 @@ from clue_models_llm.tree_masks import SLIDING, layer_kinds
 
 #: Shorter common prefixes are not worth a pass of their own.
 MIN_SHARED_TOKENS = 8
+#: What one more pass costs, in tokens of a pass: reading every weight once (a decode step of
+#: gemma-3-270m on 2 cores takes about as long as a prompt pass of 50 tokens).
+PASS_TOKENS = 64
 
 
 def _common(a: Sequence[int], b: Sequence[int]) -> int:
@@ -69,6 +70,13 @@ def groups(prompts: Sequence[Sequence[int]], beyond: int) -> list[list[int]]:
     return [sorted(group) for group in found]
 
 
+def full_columns_cache(model: Any) -> Any:
+    """A cache whose every layer keeps every column (a sliding layer's window applied by its mask alone)."""
+    from transformers import DynamicCache
+
+    return DynamicCache()
+
+
 def batch_order(prompts: Sequence[Sequence[int]]) -> list[int]:
     """The order prompts are generated in: groups sharing a prefix together, longest groups first, then
     longest prompts first (without shared prefixes: by length, as before)."""
@@ -86,65 +94,81 @@ class PrefixCache:
                  new_cache: Callable[[Any], Any]) -> None:
         self.model = model
         self.device = device
-        self.new_cache = new_cache
         probe = new_cache(model)
         kinds = layer_kinds(probe)
         self.usable = kinds is not None and hasattr(probe, "update")
-        windows = [window for kind, window in kinds or () if kind == SLIDING]
-        self.window = min(windows) if windows else 0
+        sliding = any(kind == SLIDING for kind, _window in kinds or ())
+        #: A sliding layer's own cache keeps only its window's last columns; a prefix cut short needs them all.
+        self.new_cache = full_columns_cache if sliding else new_cache
         self.root_ids = list(prompts[0][:common_length(prompts)]) if prompts else []
         self._root: Any = None
         self._last: tuple[tuple[int, ...], Any] | None = None
+        self._sources: list[int] = []
         #: Tokens computed by prefix passes (the root once, each group's own common tokens).
         self.computed_tokens = 0
 
     def plan(self, prompts: Sequence[Sequence[int]]) -> list[int] | None:
         """Per row of one batch: how many of its leading tokens come from a shared cache; ``None``: none do.
 
-        A row of a group sharing more than the root starts from the group's common tokens, a
-        row of its own from the root. Where that is too wide for a sliding window, a row of
-        its own is computed in a row of its own (all but its last token), which keeps the
-        batch as narrow as its longest prompt.
+        Every row then computes the same number of its own tokens (the batch's widest suffix;
+        a row sharing more recomputes the end of its prefix, in columns that would otherwise
+        be padding), so each row is ``padding | prefix | own tokens``, a plain left-padded
+        row. A row of a group sharing more than the root starts from the group's common
+        tokens, a row of its own from the root, or, where that is cheaper for the batch
+        (its own tokens would widen every row), from its own prompt computed in a row of its
+        own (all but its last token).
         """
         if not self.usable or not prompts:
             return None
         root = len(self.root_ids) if len(self.root_ids) >= MIN_SHARED_TOKENS else 0
-        lengths = [0] * len(prompts)
+        sources = [root] * len(prompts)
         alone = []
         for group in groups(prompts, root):
             if len(group) > 1:
                 shared = common_length([prompts[i] for i in group])
-                lengths = [shared if i in group else n for i, n in enumerate(lengths)]
+                for i in group:
+                    sources[i] = shared
             else:
                 alone.append(group[0])
-                lengths[group[0]] = root
-        for _attempt in range(2):
-            if not any(lengths):
-                return None
-            width = max(lengths) + max(len(p) - n for p, n in zip(prompts, lengths))
-            if not self.window or width <= self.window - 1:
-                return lengths
-            for i in alone:  # narrower: each row of its own computed in full ahead of the batch
-                lengths[i] = len(prompts[i]) - 1
-        return None  # the padding would sit inside a sliding layer's window
+        options = [sources]
+        if alone:
+            options.append([len(prompts[i]) - 1 if i in alone else n for i, n in enumerate(sources)])
+        self._sources = min(options, key=lambda option: self._cost(prompts, option, root))
+        width = max(len(p) - n for p, n in zip(prompts, self._sources))
+        lengths = [max(len(p) - width, 0) for p in prompts]
+        return lengths if any(lengths) else None
+
+    @staticmethod
+    def _cost(prompts: Sequence[Sequence[int]], sources: Sequence[int], root: int) -> int:
+        """Tokens computed for a batch: its distinct prefixes past the root, then every row's own tokens
+        (padding included), each pass counted ``PASS_TOKENS`` more."""
+        prefixes = {tuple(p[:n]) for p, n in zip(prompts, sources) if n > root}
+        own = len(prompts) * max(len(p) - n for p, n in zip(prompts, sources))
+        return sum(len(p) - root + PASS_TOKENS for p in prefixes) + own
 
     def joined(self, prompts: Sequence[Sequence[int]], lengths: Sequence[int]) -> Any:
-        """A new cache of ``len(prompts)`` rows: row r holds ``prompts[r][:lengths[r]]``, then zeros."""
+        """A new cache of ``len(prompts)`` rows: row r holds zeros, then ``prompts[r][:lengths[r]]``."""
         width = max(lengths)
+        root = len(self.root_ids) if len(self.root_ids) >= MIN_SHARED_TOKENS else 0
+        sources = self._sources if len(self._sources) == len(prompts) else list(lengths)
         parts: dict[tuple[int, ...], Any] = {}
-        for prompt, n in zip(prompts, lengths):
-            if n and tuple(prompt[:n]) not in parts:
-                parts[tuple(prompt[:n])] = self._prefix(prompt[:n])
+        rows = []
+        for prompt, n, source in zip(prompts, lengths, sources):
+            key = tuple(prompt[:root if n <= root else source])
+            if n and key not in parts:
+                parts[key] = self._prefix(key)
+            rows.append((key, n))
+        sample = next(iter(parts.values()))
         cache = self.new_cache(self.model)
-        for layer in range(len(cache.layers)):
+        for layer in range(len(sample.layers)):
             keys, values = [], []
-            for prompt, n in zip(prompts, lengths):
-                part = parts[tuple(prompt[:n])] if n else next(iter(parts.values()))
-                k, v = part.layers[layer].keys, part.layers[layer].values
+            for key, n in rows:
                 if n:
-                    keys.append(torch.nn.functional.pad(k, (0, 0, 0, width - n)))
-                    values.append(torch.nn.functional.pad(v, (0, 0, 0, width - n)))
+                    part = parts[key].layers[layer]
+                    keys.append(torch.nn.functional.pad(part.keys[:, :, :n], (0, 0, width - n, 0)))
+                    values.append(torch.nn.functional.pad(part.values[:, :, :n], (0, 0, width - n, 0)))
                 else:
+                    k, v = sample.layers[layer].keys, sample.layers[layer].values
                     keys.append(k.new_zeros((*k.shape[:2], width, k.shape[3])))
                     values.append(v.new_zeros((*v.shape[:2], width, v.shape[3])))
             cache.update(torch.cat(keys), torch.cat(values), layer)
@@ -176,21 +200,3 @@ class PrefixCache:
         positions = torch.arange(start, len(ids), dtype=torch.long, device=self.device).unsqueeze(0)
         forward(self.model, new, mask, positions, cache, logits_to_keep=1)
         self.computed_tokens += len(ids) - start
-
-    def close_gaps(self, cache: Any, mask: torch.Tensor) -> torch.Tensor:
-        """With sliding layers: each row's padding moved before its tokens (cache and mask); the new mask.
-
-        Attention does not depend on the order of the keys it sees, only on which it sees, so
-        moving columns changes no result; afterwards every row is a left-padded one.
-        """
-        if not self.window:
-            return mask
-        width = mask.shape[1]
-        order = torch.sort(mask.cpu(), dim=1, stable=True).indices  # padding (0) first, tokens in order
-        for layer in cache.layers:
-            if layer.keys.shape[-2] != width:
-                raise RuntimeError(f"a cache layer holds {layer.keys.shape[-2]} columns, the mask {width}")
-            index = order.to(layer.keys.device)[:, None, :, None]
-            layer.keys = layer.keys.gather(2, index.expand_as(layer.keys))
-            layer.values = layer.values.gather(2, index.expand_as(layer.values))
-        return mask.gather(1, order.to(mask.device))
