@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from clue_core.leaderboards import Leaderboard, PublishedScore, TestVersion
 from clue_core.prompt_variants import Prompt
 
 Ref = str
@@ -39,13 +40,12 @@ class SpecMixin:
     __slots__ = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        return _plain(self)  # type: ignore[no-any-return]
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, SpecMixin):
-        return value.as_dict()
-    if is_dataclass(value) and not isinstance(value, type):  # a spec's part declared elsewhere (a Prompt)
+    """JSON-able data: a spec, or a part of one declared elsewhere (a Prompt), field by field."""
+    if is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, type):
         return value.__name__
@@ -114,55 +114,6 @@ class DataSource(SpecMixin):
                  md5: str | None = None) -> DataSource:
         """An archive on the CLUE benchmark's own host."""
         return cls(url=OFFICIAL_DATA_URL + filename, filename=filename, size=size, sha256=sha256, md5=md5)
-
-
-@dataclass(frozen=True, slots=True)
-class TestVersion(SpecMixin):
-    """One test file of a task and the leaderboard file its predictions go to.
-
-    ``split`` is the name passed to the task reader (``"test"``, ``"test1.0"``);
-    ``version`` is what users see (``"1.1"``).
-    """
-
-    __test__ = False  # not a pytest class, despite the name
-
-    version: str
-    split: str
-    submission_file: str
-
-
-@dataclass(frozen=True, slots=True)
-class Leaderboard(SpecMixin):
-    """Membership of a leaderboard group: the group score averages its tasks' primary metric.
-
-    One version of a benchmark may average a task that another version replaces by a different
-    one, so membership is per benchmark version, not one group string.
-    """
-
-    benchmark: str
-    group: str
-
-
-@dataclass(frozen=True, slots=True)
-class PublishedScore(SpecMixin):
-    """A score someone published for a task, so reports can set runs beside it.
-
-    ``version`` is the test version for test scores (``"1.0"``, ``"1.1"``) and, for dev
-    scores, the CLUE edition the numbers were produced on. A run is compared with it only
-    when split, metric and, for large language models, ``mode`` and ``shots`` match, and
-    for test scores the version too (dev files are shared by both editions). ``prompt`` names
-    the prompt an LLM score was produced with (e.g. an OpenCompass config), when known.
-    """
-
-    model: str
-    split: str
-    version: str
-    metric: str
-    value: float
-    source: str
-    mode: str = "fine-tuned"
-    shots: int | None = None
-    prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
