@@ -109,10 +109,34 @@ def test_likelihoods_equal_llama_cpps_own_logits_and_a_rerun_comes_from_the_cach
 
     assert identity["engine"] == "llama.cpp" and identity["llama_cpp_python"] == llama_cpp.__version__
     assert identity["sha256"] == hashlib.sha256(gemma_file.read_bytes()).hexdigest()
+    assert identity["system_info"].startswith("CPU :"), identity  # the loaded CPU backend's features
     again = run_gguf(run_cli, gemma_file, tmp_path / "again", "afqmc")
     cache = json.loads((tmp_path / "again" / "afqmc" / "manifest.json").read_text())["model_info"]["cache"]
     assert cache["misses"] == 0 and cache["hits"] >= len(afqmc), cache
     assert [r["raw"]["logprobs"] for r in again] == [r["raw"]["logprobs"] for r in afqmc]
+
+
+def manifest_of(folder: Path, task: str) -> dict:
+    return json.loads((folder / task / "manifest.json").read_text(encoding="utf-8"))["model_info"]
+
+
+def test_scores_cached_by_an_engine_of_other_cpu_features_are_computed_again(run_cli, gemma_file, tmp_path,
+                                                                             monkeypatch) -> None:
+    """llama.cpp's last digits differ between its CPU variants (an AVX2 build against an AVX-512 one), so its
+    system info keys the cache: a run on other features finds none of the scores cached before, and its own."""
+    from clue_models_llm.backends.llamacpp_engine import Engine
+
+    first = run_gguf(run_cli, gemma_file, tmp_path / "here", "afqmc", "--limit", "1")
+    here = manifest_of(tmp_path / "here", "afqmc")["model"]["system_info"]
+    other = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | OPENMP = 1 |"
+    assert here != other
+    monkeypatch.setattr(Engine, "system_info", lambda self: other)
+    run_gguf(run_cli, gemma_file, tmp_path / "there", "afqmc", "--limit", "1")
+    info = manifest_of(tmp_path / "there", "afqmc")
+    assert info["model"]["system_info"] == other
+    assert info["cache"]["hits"] == 0 and info["cache"]["misses"] >= len(first), info["cache"]
+    run_gguf(run_cli, gemma_file, tmp_path / "there-again", "afqmc", "--limit", "1")
+    assert manifest_of(tmp_path / "there-again", "afqmc")["cache"]["misses"] == 0
 
 
 def test_ppl_scores_the_prompt_too(run_cli, gemma_file, reference, tmp_path) -> None:

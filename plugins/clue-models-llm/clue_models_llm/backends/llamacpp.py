@@ -20,7 +20,9 @@ with ``llm:``'s stop strings, token budgets and thinking rules; the learner extr
 
 ``llama_cpp`` is imported in :meth:`LlamaCppBackend.load` only (listing models must not pay
 for it); it is the ``gguf`` extra of ``clue-models-llm``. The cache identity holds the file's
-SHA-256 and the llama-cpp-python version; ``n_ctx`` and ``n_batch`` key it as settings.
+SHA-256, the llama-cpp-python version and llama.cpp's system info (the CPU features its loaded
+CPU backend computes with: an AVX2 build's sums differ from an AVX-512 build's in the last
+digits, so one's cached scores are not another's); ``n_ctx`` and ``n_batch`` key it as settings.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ class LlamaCppBackend(Backend):
                         "path": str(self.path.resolve()), "sha256": _file_digest(self.path)}
             _LOADED[key] = (engine, identity)
         engine.set_threads(self.threads)
-        self.engine, self._identity = engine, identity
+        self.engine, self._identity = engine, {**identity, "system_info": engine.system_info()}
         special = engine.special()
         self.bos, self.eos_ids = special["bos"], special["eos_ids"]
         self.tokenizer = TemplateTokenizer(engine, engine.metadata.get("tokenizer.chat_template"), special["text"])

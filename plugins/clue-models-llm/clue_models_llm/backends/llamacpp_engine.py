@@ -78,6 +78,11 @@ class Engine:
         """Compute with ``threads`` from now on (a later task of the run may set another count)."""
         llama_cpp.llama_set_n_threads(self.ctx, threads, threads)
 
+    def system_info(self) -> str:
+        """llama.cpp's system info: the features of the CPU backend it loaded (a portable build picks one variant
+        per CPU at start), e.g. ``CPU : SSE3 = 1 | … | AVX512 = 1 | … | REPACK = 1 |``."""
+        return llama_cpp.llama_print_system_info().decode("utf-8", errors="replace").strip()
+
     def describe(self) -> str:
         """llama.cpp's one-line description of the model (architecture, size, quantisation)."""
         buffer = ctypes.create_string_buffer(256)
