@@ -18,6 +18,7 @@ under ``repeat``. The runner runs them as it runs any task and prints the expans
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,9 +33,9 @@ from clue_core.expansion import expansion_problems as expansion_problems
 
 if TYPE_CHECKING:
     from clue_core.examples import SplitData
-    from clue_core.rundir import RunPaths
+    from clue_core.rundir import RunLock, RunPaths
     from clue_core.settings import ResolvedSettings
-    from clue_core.specs import TaskSpec
+    from clue_core.specs import ModelSpec, TaskSpec
 
 
 @dataclass
@@ -75,11 +76,33 @@ class TaskPlan:
     notes: list[str] = field(default_factory=list)
     checksums: dict[str, str] = field(default_factory=dict)
     learner: Any = None
-    resume: bool = False  # it continues its staging folder (planning.settle_resume decides, once)
+    resume: bool = False  # it continues its staging folder (resume.settle_resume decides, once)
+    resumed_files: Any = None  # the data files its staging folder started with (compared once data is read)
     done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)
     repeat: Mapping[str, str] = field(default_factory=dict)  # its manifest's "repeat": the variant it runs
     summary: Callable[[Runs], str | None] | None = None  # the line after its expansion's runs (expand)
     predict: tuple[str, ...] = ("dev",)  # the splits it predicts (clue_core.splits): dev, scored ones, test
+
+
+@dataclass
+class RunPlan:
+    """A run as planning hands it to the runner: the model (resolved once), the output folder and each
+    task's checked plan; for a run (not ``--dry-run``) its locks too, held until :meth:`release`."""
+
+    model: ModelSpec
+    argument: str | None
+    output_dir: Path
+    plans: list[TaskPlan]
+    locks: list[RunLock] = field(default_factory=list)
+    created: bool = False  # this run made the output folder: a failed run removes it again when empty
+
+    def release(self, failed: bool = False) -> None:
+        """Every lock released; after a failure the output folder too, when this run made it and it is empty."""
+        for lock in self.locks:
+            lock.release()
+        if failed and self.created:
+            with contextlib.suppress(OSError):  # only an empty folder this run created goes
+                self.output_dir.rmdir()
 
 
 def expand(plan: TaskPlan) -> list[TaskPlan]:

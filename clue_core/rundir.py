@@ -24,10 +24,12 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clue_core.atomic import disk_advice
 from clue_core.errors import ClueError
 from clue_core.record import MANIFEST, METRICS, PREDICTIONS_DIR, read_manifest  # the content is record.py's
 from clue_core.record_check import NewerRecord
@@ -37,7 +39,7 @@ SUBMISSION_DIR = "submission"
 TRAINING_DIR = "training"
 
 __all__ = ["MANIFEST", "METRICS", "MODEL_DIR", "PREDICTIONS_DIR", "SUBMISSION_DIR", "TRAINING_DIR", "RunLock",
-           "RunPaths", "is_complete", "remove_path"]
+           "RunPaths", "hold", "is_complete", "remove_path"]
 
 
 def is_complete(run_dir: Path) -> bool:
@@ -219,3 +221,17 @@ class RunLock:
         if self.held:
             self.held = False
             self.path.unlink(missing_ok=True)
+
+
+def hold(output_dir: Path, runs: Sequence[RunPaths], command: list[str], echo: Any, locks: list[RunLock]) -> None:
+    """The output folder made and each run folder's lock taken in order, appended to ``locks`` as it is
+    taken (the caller releases them, also after a failure here); ``command`` is what each lock file names."""
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for paths in runs:
+            lock = RunLock(paths.lock, paths.final)
+            lock.acquire(command, echo)
+            locks.append(lock)
+    except OSError as exc:
+        raise ClueError(disk_advice(f"cannot write to output directory {output_dir}: {exc.strerror or exc}",
+                                    exc)) from None

@@ -10,7 +10,6 @@ behind; an interrupted one leaves its staging folder for ``--resume``.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import shutil
 import time
@@ -19,34 +18,30 @@ from pathlib import Path
 from typing import Any
 
 from clue_core import data, kinds, redaction
-from clue_core.atomic import disk_advice
 from clue_core.context import RunContext, process_rank
 from clue_core.errors import ClueError, DataError, Interrupted, PluginError
 from clue_core.examples import SplitData
+from clue_core.inner_models import model_loader
 from clue_core.kernel import Kernel
 from clue_core.planning import (  # re-exported: the runner is where callers have always found them
     RunRequest,
     TaskPlan,
-    check_learner,
-    check_resume_matches,
     describe_data,
     dry_run_plan,
-    model_loader,
     plan_run,
     resolve_settings,
-    settle_resume,
 )
 from clue_core.reading import read_split
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
-from clue_core.rundir import MODEL_DIR, RunLock
+from clue_core.resume import check_resumed_data
+from clue_core.rundir import MODEL_DIR
 from clue_core.scoring import TaskScoring
-from clue_core.settings import REDACTED, redact_command
+from clue_core.settings import REDACTED
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 from clue_core.splits import TEST, recorded_splits
-from clue_core.splits import settle as settle_splits
 from clue_core.table import printable
 
 __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
@@ -115,46 +110,26 @@ def run(kernel: Kernel, request: RunRequest, echo: Echo = print) -> list[TaskRes
 
 def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
     # before anything is written or echoed: every declared credential in the environment as it is now
-    # (a kernel loaded earlier saw an older one), then the keys this run's backends will read
+    # (a kernel loaded earlier saw an older one), then the keys this run's backends will read (planning)
     redaction.register_kernel(kernel)
-    try:
-        model, argument, output_dir, plans = plan_run(kernel, request)
+    rank, world = process_rank()
+    try:  # the plan, checked whole: its locks taken and --resume settled, each task once
+        run = plan_run(kernel, request, rank=rank, echo=echo)
     except BaseException as exc:
         redaction.redact_exception(exc)
         raise
-    for plan in plans:
-        redaction.register_settings(plan.settings.declared, plan.settings.values)
-    rank, world = process_rank()
-    main = rank == 0
-    created_output = main and not output_dir.exists()
-    locks: list[RunLock] = []
+    model, plans = run.model, run.plans
     finished: dict[Path, TaskResult] = {}
     try:
-        if main:
-            try:
-                output_dir.mkdir(parents=True, exist_ok=True)
-                # the lock file names the command: a --set api_key=… in it would sit on disk for the whole run
-                command = redaction.redact(redact_command(request.command,
-                                                          {n for p in plans for n in p.settings.secret_names()}))
-                for plan in plans:
-                    lock = RunLock(plan.paths.lock, plan.paths.final)
-                    lock.acquire(command, echo)
-                    locks.append(lock)
-            except OSError as exc:
-                raise ClueError(disk_advice(f"cannot write to output directory {output_dir}: {exc.strerror or exc}",
-                                            exc)) from None
         for plan in plans:
-            settle_resume(plan, request, main=main)  # the plan says what --resume found; the runner trusts it
             if plan.done:
                 finished[plan.paths.final] = _finished_result(plan)  # read whole before it is called complete
                 echo(f"[{plan.paths.final.name}] {plan.paths.final} is already complete; nothing to resume")
                 continue
-            settle_splits(plan, request)  # a resumed run keeps the splits it started with
             _read_task_data(plan.task, request, plan, kernel)
-            if plan.resume:
-                check_resume_matches(plan, request)
-            plan.learner = resolve_ref(model.factory)(argument, plan.task, plan.settings.values_for(model.settings))
-            check_learner(plan, trains=not (request.no_train and model.trains))
+            check_resumed_data(plan)
+            plan.learner = resolve_ref(model.factory)(run.argument, plan.task, plan.settings.values_for(model.settings))
+            _check_learner(plan, trains=not (request.no_train and model.trains))
         results = []
         for plan in plans:
             if plan.done:
@@ -176,12 +151,18 @@ def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
         return results
     except BaseException as exc:
         redaction.redact_exception(exc)  # an api.run caller prints its message: a key a plugin quoted is hidden
-        if created_output:
-            _remove_if_empty(output_dir, locks)
+        run.release(failed=True)
         raise
     finally:
-        for lock in locks:
-            lock.release()
+        run.release()
+
+
+def _check_learner(plan: TaskPlan, trains: bool) -> None:
+    """The learner's ``check_plan(splits)`` over the splits it will see (few-shot demos it cannot draw)."""
+    check = getattr(plan.learner, "check_plan", None)
+    if callable(check):
+        used = ("train", "dev") if trains else ("dev",)
+        check({split: plan.splits[split].examples for split in used if split in plan.splits})
 
 
 def _scrubbed(echo: Echo, plan: TaskPlan) -> Echo:
@@ -209,13 +190,6 @@ def _interrupted(plan: TaskPlan, done: list[TaskResult]) -> Interrupted:
         return Interrupted(f"interrupted: {name} is kept unfinished in {plan.paths.staging}{finished}; "
                            f"the same command with --resume continues it")
     return Interrupted(f"interrupted before {name} wrote anything{finished}")
-
-
-def _remove_if_empty(output_dir: Path, locks: list[RunLock]) -> None:
-    for lock in locks:
-        lock.release()
-    with contextlib.suppress(OSError):  # only an empty folder this run created goes
-        output_dir.rmdir()
 
 
 def _extra_metrics(learner: Any, kernel: Kernel, task: TaskSpec) -> tuple[str, ...]:

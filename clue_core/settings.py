@@ -17,7 +17,7 @@ and ``clue-core info``.
 A ``names_model`` value may name several models, separated by commas (a panel of judges,
 ``judge=a,b,c``). Each is then the model under ``<name>.<i>.`` (counting from 0): a key
 ``judge.max_new_tokens`` reaches every judge that declares it, ``judge.1.max_new_tokens``
-only the second, and the indexed key wins over the shared one (see :func:`panel_layers`).
+only the second, and the indexed key wins over the shared one (see :func:`clue_core.run_settings.panel_layers`).
 One model keeps the plain namespace, so a single judge resolves exactly as it always did.
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from clue_core.errors import ClueError
 from clue_core.redaction import MARKER
-from clue_core.specs import ModelSpec, Setting, TaskSpec
+from clue_core.specs import Setting
 
 #: Run control: typed fields of the run context, never settings (``--seed``, not ``--set seed=``).
 RUN_CONTROL = {
@@ -189,33 +189,6 @@ class ResolvedSettings:
         return _scrub(data, values) if values else data
 
 
-def merge_declarations(settings: Iterable[Setting], where: str) -> dict[str, Setting]:
-    """One declaration per name; two steps declaring one name must agree on its type."""
-    merged: dict[str, Setting] = {}
-    for setting in settings:
-        known = merged.get(setting.name)
-        if known is not None and (known.type is not setting.type or known.default != setting.default):
-            raise ClueError(f"{where}: setting '{setting.name}' is declared twice with different types or defaults")
-        merged.setdefault(setting.name, setting)
-    return merged
-
-
-def plugin_layers(task: TaskSpec, model: ModelSpec, model_name: str) -> list[Layer]:
-    """The plugin-supplied layers, lowest first (see the module docstring)."""
-    layers = [Layer(f"task {task.name}", task.recommendations)]
-    by_kind = model.recommendations
-    if "*" in by_kind:
-        layers.append(Layer(f"model {model.name}", by_kind["*"]))
-    if task.kind in by_kind:
-        layers.append(Layer(f"model {model.name} ({task.kind})", by_kind[task.kind]))
-    if task.name in model.recipes:
-        layers.append(Layer(f"model {model.name} recipe for {task.name}", model.recipes[task.name]))
-    for key in dict.fromkeys((model.name, model_name)):
-        if key in task.model_recommendations:
-            layers.append(Layer(f"task {task.name} for {key}", task.model_recommendations[key]))
-    return layers
-
-
 def resolve(
     declared: Mapping[str, Setting],
     layers: Sequence[Layer],
@@ -259,67 +232,6 @@ def inner_namespaces(setting: str, names: Sequence[str]) -> list[str]:
     """Each named model's namespace: ``judge`` for one (a single judge's keys, sources and manifest are
     what they were before panels), ``judge.0``, ``judge.1``… for several."""
     return [setting] if len(names) == 1 else [f"{setting}.{index}" for index in range(len(names))]
-
-
-Panels = Mapping[str, Sequence[Mapping[str, Setting]]]
-
-
-def panel_layers(plugins: Sequence[Layer], inner: Sequence[Layer], users: Sequence[Layer], panels: Panels,
-                 known: Iterable[str] = ()) -> list[Layer]:
-    """The run's layers with the keys of named models made concrete, lowest first::
-
-        plugin layers (judge.x) < the named models' own layers < plugin layers (judge.<i>.x)
-        < user layers (judge.x) < user layers (judge.<i>.x)
-
-    ``panels`` maps a ``names_model`` setting to the declarations of each model it names;
-    ``inner`` are those models' own recommendations, already under their namespaces. A user's
-    value beats a plugin's and, within each, the i-th model's key beats the key for all,
-    whichever layer either came from. With several models ``judge.x`` becomes ``judge.<i>.x``
-    for each model declaring ``x``, its source saying so (``--set (judge.x)``; a user key none
-    declares: did-you-mean); with one,
-    ``judge.0.x`` is ``judge.x``. A user's index past the last model is an error.
-    """
-    if not panels:
-        return [*plugins, *inner, *users]
-    shared_plugins, indexed_plugins = _split_panel_keys(plugins, panels, list(known))
-    shared_users, indexed_users = _split_panel_keys(users, panels, list(known))
-    return [*shared_plugins, *inner, *indexed_plugins, *shared_users, *indexed_users]
-
-
-def _split_panel_keys(layers: Sequence[Layer], panels: Panels, known: list[str]) -> tuple[list[Layer], list[Layer]]:
-    """Each layer as its keys for every named model (and every other key), and its keys for the i-th."""
-    shared, indexed = [], []
-    for layer in layers:
-        general: dict[str, Any] = {}
-        specific: dict[str, Any] = {}
-        panel: list[Layer] = []  # a key for every model, its source naming it: "--set (judge.stop)"
-        for key, value in layer.values.items():
-            head, dot, rest = key.partition(".")
-            models = panels.get(head) if dot else None
-            index, dot, name = rest.partition(".")
-            if models is None or (not (dot and index.isdigit()) and len(models) == 1):
-                general[key] = value
-            elif dot and index.isdigit():
-                count = len(models)
-                if int(index) >= count and layer.user:
-                    last = f"{head}.0." if count == 1 else f"{head}.0. to {head}.{count - 1}."
-                    raise SettingError(f"setting '{key}' ({layer.source}): '{head}' names {count} model"
-                                       f"{'s' * (count > 1)}, whose keys go under {last} (counting from 0)")
-                if int(index) < count and name not in models[int(index)] and layer.user:
-                    raise unknown_setting(key, [*(f"{head}.{index}.{n}" for n in models[int(index)]), *known],
-                                          layer.source)
-                if int(index) < count:
-                    specific[f"{head}.{name}" if count == 1 else f"{head}.{int(index)}.{name}"] = value
-            else:
-                readers = [i for i, declared in enumerate(models) if rest in declared]
-                if not readers and layer.user:
-                    raise unknown_setting(key, [*{f"{head}.{n}" for d in models for n in d}, *known], layer.source)
-                panel.append(Layer(f"{layer.source} ({key})", {f"{head}.{i}.{rest}": value for i in readers},
-                                   layer.user))
-        shared += [Layer(layer.source, general, layer.user), *panel]
-        if specific:
-            indexed.append(Layer(layer.source, specific, layer.user))
-    return shared, indexed
 
 
 def unknown_setting(key: str, known: Iterable[str], source: str) -> SettingError:

@@ -12,15 +12,13 @@ splits it started with), as a different seed is.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from clue_core.errors import ClueError
-from clue_core.record import Manifest, read_manifest
+from clue_core.record import Manifest
 
 if TYPE_CHECKING:
-    from clue_core.plans import RunRequest, TaskPlan
     from clue_core.specs import TaskSpec
 
 #: The name ``--splits`` gives every test version of a task (the leaderboard's files).
@@ -53,17 +51,6 @@ def recorded_splits(manifest: Manifest, task: TaskSpec) -> tuple[str, ...]:
     """The splits a run predicted, as its manifest records them (a run made before: everything)."""
     splits = manifest.splits
     return tuple(splits) if splits is not None else default_splits(task)
-
-
-def settle(plan: TaskPlan, request: RunRequest) -> None:
-    """Before a task's data is read: a resumed run without ``--splits`` keeps the splits it started
-    with (its data checksums are of those), and a run that skips test says it writes no submission."""
-    if plan.resume and request.splits is None:
-        with contextlib.suppress(ClueError):  # check_resume_matches says what is wrong with the staged manifest
-            plan.predict = recorded_splits(read_manifest(plan.paths.staging), plan.task)
-    if plan.task.test_versions and TEST not in plan.predict:
-        plan.notes.append(f"{dev_only(plan.predict)}: the test split is not predicted, so no submission files "
-                          f"are written; run without --splits to submit {plan.task.name}")
 
 
 def dev_only(splits: Sequence[str]) -> str:
