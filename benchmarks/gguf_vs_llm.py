@@ -299,6 +299,31 @@ def against_server(gguf: str, threads: int, limit: int, scratch: Path) -> None:
           f"{'met' if largest <= 1e-3 else 'NOT met'})")
 
 
+def against_llm(gguf: str, cache: Path, threads: int, items: list[Any], long: int, scratch: Path) -> None:
+    """gguf: against llm: on the C3 questions, and against the engine's own rate."""
+    print(f"{len(items)} C3 questions, {sum(len(c) for _, c in items)} choices")
+    base = {"gguf": gguf, "cache": str(cache), "items": items}
+    ours = run_side("backend", {**base, "family": "gguf", "values": {"n_threads": threads}, "long": long},
+                    scratch)
+    theirs = run_side("backend", {**base, "family": "llm", "values": {}}, scratch)
+    engine = ours["engine"]
+    mean, largest, agree = differences(ours["logprobs"], theirs["logprobs"])
+    print(f"{'side':<28} {'wall s':>8} {'load s':>7} {'score s':>8} {'peak MiB':>9}")
+    for name, side in ((f"gguf: ({ours['dtype']})", ours), (f"llm: ({theirs['dtype']})", theirs)):
+        print(f"{name:<28} {side['seconds']:8.1f} {side['load_seconds']:7.1f} {side['score_seconds']:8.1f} "
+              f"{side['peak_mib']:9.0f}")
+    print(f"gguf: vs llm: {theirs['seconds'] / ours['seconds']:.2f}x faster end to end (goal >= {SPEED_GOAL:.0f}x; "
+          f"scoring alone {theirs['score_seconds'] / ours['score_seconds']:.2f}x), "
+          f"{ours['peak_mib'] / theirs['peak_mib']:.2f}x the peak memory (goal <= {MEMORY_GOAL}x); argmax "
+          f"agreement {agree:.0f}% (goal >= {AGREEMENT_GOAL:.0f}%); per-choice |Δ log-likelihood| mean "
+          f"{mean:.3f}, max {largest:.3f}")
+    rate = ours["evaluated_tokens"] / ours["score_seconds"]
+    limit = engine["tokens"] / engine["seconds"]
+    print(f"gguf: evaluated {ours['evaluated_tokens']} prompt tokens at {rate:.0f} tokens/s (scoring, end to end); "
+          f"llama.cpp's eval of one {engine['tokens']}-token prompt: {limit:.0f} tokens/s; gguf: at "
+          f"{100 * rate / limit:.0f}% of the engine's rate (goal >= {100 * ENGINE_GOAL:.0f}%)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=50)
@@ -334,31 +359,6 @@ def main() -> None:
         if args.server_limit:
             against_server(gguf, threads, args.server_limit, scratch)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-
-
-def against_llm(gguf: str, cache: Path, threads: int, items: list[Any], long: int, scratch: Path) -> None:
-    """gguf: against llm: on the C3 questions, and against the engine's own rate."""
-    print(f"{len(items)} C3 questions, {sum(len(c) for _, c in items)} choices")
-    base = {"gguf": gguf, "cache": str(cache), "items": items}
-    ours = run_side("backend", {**base, "family": "gguf", "values": {"n_threads": threads}, "long": long},
-                    scratch)
-    theirs = run_side("backend", {**base, "family": "llm", "values": {}}, scratch)
-    engine = ours["engine"]
-    mean, largest, agree = differences(ours["logprobs"], theirs["logprobs"])
-    print(f"{'side':<28} {'wall s':>8} {'load s':>7} {'score s':>8} {'peak MiB':>9}")
-    for name, side in ((f"gguf: ({ours['dtype']})", ours), (f"llm: ({theirs['dtype']})", theirs)):
-        print(f"{name:<28} {side['seconds']:8.1f} {side['load_seconds']:7.1f} {side['score_seconds']:8.1f} "
-              f"{side['peak_mib']:9.0f}")
-    print(f"gguf: vs llm: {theirs['seconds'] / ours['seconds']:.2f}x faster end to end (goal >= {SPEED_GOAL:.0f}x; "
-          f"scoring alone {theirs['score_seconds'] / ours['score_seconds']:.2f}x), "
-          f"{ours['peak_mib'] / theirs['peak_mib']:.2f}x the peak memory (goal <= {MEMORY_GOAL}x); argmax "
-          f"agreement {agree:.0f}% (goal >= {AGREEMENT_GOAL:.0f}%); per-choice |Δ log-likelihood| mean "
-          f"{mean:.3f}, max {largest:.3f}")
-    rate = ours["evaluated_tokens"] / ours["score_seconds"]
-    limit = engine["tokens"] / engine["seconds"]
-    print(f"gguf: evaluated {ours['evaluated_tokens']} prompt tokens at {rate:.0f} tokens/s (scoring, end to end); "
-          f"llama.cpp's eval of one {engine['tokens']}-token prompt: {limit:.0f} tokens/s; gguf: at "
-          f"{100 * rate / limit:.0f}% of the engine's rate (goal >= {100 * ENGINE_GOAL:.0f}%)")
 
 
 if __name__ == "__main__":
