@@ -62,12 +62,9 @@ class TaskScoring:
         # scores what only it recorded in its predictions' raw); the task's own come first and stay primary
         metrics = [kernel.metric(name) for name in dict.fromkeys((*task.metrics, *extra_metrics))]
         resolved = ResolvedSettings.of(settings)
-        decode_values = resolved.values_for(task.decode_settings) if task.decode_settings else None
         self.steps: list[MetricStep] = [(spec, resolved.values_for(spec.settings) if spec.settings else None)
                                         for spec in metrics]
-        decode = resolve(task.decode) if task.decode else None
-        self.decode: Decode | None = (functools.partial(decode, settings=decode_values)
-                                      if decode is not None and decode_values is not None else decode)
+        self.decode = bind_decode(task, resolved)
         self.task, self.dev = task, dev
         self.kinds = kernel.kinds  # its examples scored as this kernel declares their kind (kinds.using)
 
