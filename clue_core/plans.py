@@ -1,9 +1,10 @@
-"""What a run is asked to do and what it will do per task: :class:`RunRequest` and :class:`TaskPlan`,
-and the one point where a task's plan becomes several (:class:`PlanExpansion`, :func:`expand`).
+"""What a run is asked to do and what it will do: :class:`RunRequest`, :class:`TaskPlan` per task and
+:class:`RunPlan`, the finished plan planning hands the runner, and the one point where a task's plan
+becomes several (:class:`PlanExpansion`, :func:`expand`).
 
 Plain dataclasses in a leaf module (it imports no other module that plans or runs) because
 modules on both sides of planning name them: :mod:`clue_core.planning` builds them, while
-:mod:`clue_core.splits` and :mod:`clue_core.record_write` take them, and planning imports those.
+:mod:`clue_core.resume` and :mod:`clue_core.record_write` take them, and planning imports those.
 Kept in planning, every such annotation was an import circle (``tests/core/test_import_circles.py``
 counts type-only imports). Both names are still importable from :mod:`clue_core.planning` and
 :mod:`clue_core.runner`.
@@ -76,6 +77,7 @@ class TaskPlan:
     notes: list[str] = field(default_factory=list)
     checksums: dict[str, str] = field(default_factory=dict)
     learner: Any = None
+    extra_metrics: tuple[str, ...] = ()  # the metrics its learner adds to the task's (checked before any task runs)
     resume: bool = False  # it continues its staging folder (resume.settle_resume decides, once)
     resumed_files: Any = None  # the data files its staging folder started with (compared once data is read)
     done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)

@@ -19,7 +19,7 @@ from typing import Any
 
 from clue_core import data, kinds, redaction
 from clue_core.context import RunContext, process_rank
-from clue_core.errors import ClueError, DataError, Interrupted, PluginError
+from clue_core.errors import ClueError, Interrupted, PluginError
 from clue_core.examples import SplitData
 from clue_core.inner_models import model_loader
 from clue_core.kernel import Kernel
@@ -31,7 +31,6 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
     plan_run,
     resolve_settings,
 )
-from clue_core.reading import read_split
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
@@ -41,8 +40,9 @@ from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
-from clue_core.splits import TEST, recorded_splits
+from clue_core.splits import recorded_splits
 from clue_core.table import printable
+from clue_core.task_data import read_task_data
 
 __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
            "prediction_records", "resolve_settings", "results_table", "run"]
@@ -50,35 +50,20 @@ __all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_pla
 Echo = Callable[[str], None]
 
 
-def _read_task_data(task: TaskSpec, request: RunRequest, plan: TaskPlan, kernel: Kernel) -> None:
-    data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample,
-                                        fetchers=kernel.fetchers, owners=kernel.owner, openers=kernel.openers)
-    plan.data_dir = data_dir
-    for split in (*task.splits, *task.scored_splits):  # a scored split is labelled: read and checked as dev is
-        if split in ("train", "dev") or (split in task.scored_splits and split in plan.predict):  # as --splits says
-            plan.splits[split] = read_split(task, data_dir, split, plan.settings, kinds=kernel.kinds)
-    plan.notes += [f"{split}: {note}" for split, part in plan.splits.items() for note in part.notes]
-    for version in task.test_versions if TEST in plan.predict else ():  # --splits dev: no test read or written
-        try:
-            plan.tests[version.version] = read_split(task, data_dir, version.split, plan.settings,
-                                                     kinds=kernel.kinds)
-        except DataError as exc:
-            plan.notes.append(f"test {version.version}: skipped ({exc})")
-            continue
-        plan.notes += [f"test {version.version}: {note}" for note in plan.tests[version.version].notes]
-    files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
-    plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
-    if request.limit is not None:
-        plan.splits = {name: limited(part, request.limit, request.seed, request.first)
-                       for name, part in plan.splits.items()}
-        plan.tests = {name: limited(part, request.limit, request.seed, request.first)
-                      for name, part in plan.tests.items()}
-        if request.first:
-            plan.notes.append(f"partial run: the first {request.limit} examples (or example groups) per split in file "
-                              f"order (--first); not comparable with full runs and not submittable")
-        else:
-            plan.notes.append(f"partial run: at most {request.limit} examples (or example groups) per split, "
-                              f"drawn with seed {request.seed}; not comparable with full runs and not submittable")
+def _limit(plan: TaskPlan, request: RunRequest) -> None:
+    """``--limit`` / ``--first``: each split of the read data cut down (:func:`limited`), and a note saying so."""
+    if request.limit is None:
+        return
+    plan.splits = {name: limited(part, request.limit, request.seed, request.first)
+                   for name, part in plan.splits.items()}
+    plan.tests = {name: limited(part, request.limit, request.seed, request.first)
+                  for name, part in plan.tests.items()}
+    if request.first:
+        plan.notes.append(f"partial run: the first {request.limit} examples (or example groups) per split in file "
+                          f"order (--first); not comparable with full runs and not submittable")
+    else:
+        plan.notes.append(f"partial run: at most {request.limit} examples (or example groups) per split, "
+                          f"drawn with seed {request.seed}; not comparable with full runs and not submittable")
 
 
 def limited(part: SplitData, limit: int, seed: int, first: bool = False) -> SplitData:
@@ -126,10 +111,12 @@ def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
                 finished[plan.paths.final] = _finished_result(plan)  # read whole before it is called complete
                 echo(f"[{plan.paths.final.name}] {plan.paths.final} is already complete; nothing to resume")
                 continue
-            _read_task_data(plan.task, request, plan, kernel)
+            read_task_data(plan, request, kernel)
+            _limit(plan, request)
             check_resumed_data(plan)
             plan.learner = resolve_ref(model.factory)(run.argument, plan.task, plan.settings.values_for(model.settings))
             _check_learner(plan, trains=not (request.no_train and model.trains))
+            plan.extra_metrics = _extra_metrics(plan.learner, kernel, plan.task)
         results = []
         for plan in plans:
             if plan.done:
@@ -229,7 +216,7 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
         scorer = TaskScoring(kernel, task, dev, plan.settings,  # context.score now, the final scores after fit
-                             extra_metrics=_extra_metrics(plan.learner, kernel, task))
+                             extra_metrics=plan.extra_metrics)
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
                              world_size=world, primary_metric=task.primary_metric, score=scorer.score_dev,
                              echo=echo, limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",
