@@ -9,11 +9,21 @@ the kernel predicts them and the submission writer names them), the groups whose
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+class _Plain:
+    """``as_dict``, as every spec has (``--json`` output; a run's ``metrics.json`` records leaderboards)."""
+
+    __slots__ = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[arg-type]  # each subclass is a dataclass of plain fields
 
 
 @dataclass(frozen=True, slots=True)
-class TestVersion:
+class TestVersion(_Plain):
     """One test file of a task and the leaderboard file its predictions go to.
 
     ``split`` is the name passed to the task reader (``"test"``, ``"test1.0"``);
@@ -28,7 +38,7 @@ class TestVersion:
 
 
 @dataclass(frozen=True, slots=True)
-class Leaderboard:
+class Leaderboard(_Plain):
     """Membership of a leaderboard group: the group score averages its tasks' primary metric.
 
     One version of a benchmark may average a task that another version replaces by a different
@@ -38,13 +48,9 @@ class Leaderboard:
     benchmark: str
     group: str
 
-    def as_dict(self) -> dict[str, str]:
-        """The membership as a run's ``metrics.json`` records it."""
-        return {"benchmark": self.benchmark, "group": self.group}
-
 
 @dataclass(frozen=True, slots=True)
-class PublishedScore:
+class PublishedScore(_Plain):
     """A score someone published for a task, so reports can set runs beside it.
 
     ``version`` is the test version for test scores (``"1.0"``, ``"1.1"``) and, for dev

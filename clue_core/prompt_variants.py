@@ -16,7 +16,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 DEFAULT = "default"
 #: A variant's name: what ``prompt_variants=<name,name>`` lists and a metric's total is named after.
@@ -32,6 +32,10 @@ class PromptVariant:
     template: str | None = None
     verbalizers: Mapping[str, str] | None = None
     answer_prefix: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The variant as plain data, as every spec has it (``--json`` output)."""
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,10 @@ class Prompt:
     render: str | None = None
     answer: str | None = None
     variants: tuple[PromptVariant, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The prompt as plain data, as every spec has it (``--json`` output; variants as a list)."""
+        return {**dataclasses.asdict(self), "variants": [variant.as_dict() for variant in self.variants]}
 
 
 class _Prompted(Protocol):
