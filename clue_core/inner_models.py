@@ -1,7 +1,5 @@
-"""The models a run builds inside itself (a judge, each judge of a panel), and the plan's checks that build
-something before any task runs: each metric's check of its values and each such model (:func:`check_plan`).
-
-A model built inside a run refuses its settings by the keys the user writes.
+"""The models a run builds inside itself (a judge, each of a panel), checked with each metric's check of its
+values before any task runs (:func:`check_plan`); such a model refuses its settings by the keys the user writes.
 
 A model's factory names its own settings bare (``--set base_url=…``), as they are written for
 the model a run answers with; built as ``judge.1`` its ``base_url`` is ``--set judge.1.base_url=…``,
@@ -14,28 +12,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, Interrupted
 from clue_core.settings import inner_namespaces, model_names
-from clue_core.specs import MetricSpec, ModelSpec, Setting, TaskSpec
+from clue_core.specs import ModelSpec, Setting, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 
 if TYPE_CHECKING:
     from clue_core.plans import TaskPlan
+    from clue_core.registry import Registry
     from clue_core.settings import ResolvedSettings
 
 
-class Lookups(Protocol):
-    """What planning asks of the kernel here and in :mod:`clue_core.run_settings`: a metric, a named model.
-    Not the kernel type: ``clue-core info`` resolves settings through the registry the kernel's checks import."""
-
-    def metric(self, name: str) -> MetricSpec: ...
-
-    def model(self, name: str) -> tuple[ModelSpec, str | None]: ...
-
-
-def check_plan(kernel: Lookups, plan: TaskPlan) -> None:
+def check_plan(kernel: Registry, plan: TaskPlan) -> None:
     """Each metric's ``check`` of its setting values (a reference run that must exist), then every model a
     setting names (a judge, or each judge of a panel) built once, as scoring will, so that its own settings
     (an ``openai:`` judge without ``judge.base_url``) are refused before any task runs."""
@@ -51,7 +41,7 @@ def check_plan(kernel: Lookups, plan: TaskPlan) -> None:
                 load(model, namespace)
 
 
-def model_loader(kernel: Lookups, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:
+def model_loader(kernel: Registry, task: TaskSpec, settings: ResolvedSettings) -> Callable[[str, str], Any]:
     """``context.load_model(name, namespace)``: another model (a judge) with the settings under
     ``<namespace>.``; declared defaults where the run resolved none."""
 

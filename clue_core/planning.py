@@ -1,14 +1,9 @@
-"""What a run will do, decided before any data is read: the model (resolved once), every task's
-settings with their sources, and every check that needs no data, in one pass (:func:`plan_run`).
-
-A run of several tasks must fail on its plan, not after it has written the first tasks, so one
-call hands the runner a finished :class:`~clue_core.plans.RunPlan`: the request's own checks and
-its output folder, the seed, the model and each task looked up once, the kind and training checks,
-every task's settings in one call (:mod:`clue_core.run_settings`), the plan-expansion point
-(:func:`~clue_core.plans.expand`), ``--splits``, each metric's check of its values and the models a
-setting names (:func:`~clue_core.inner_models.check_plan`) and, for a run that will run (not
-``--dry-run``), its secrets registered, its locks taken and ``--resume`` settled (:mod:`clue_core.resume`).
-The runner then reads each task's data and asks each learner whether it can work with it (``shots`` it cannot draw).
+"""What a run will do, decided in one pass before any data is read (:func:`plan_run`): a run of several
+tasks fails on its plan, not after writing its first tasks. The request's own checks and output folder,
+the seed, the model and tasks looked up once, their kind and training checks, every task's settings in
+one call (:mod:`clue_core.run_settings`), the plan-expansion point, ``--splits``, the metrics' and named
+models' checks (:func:`~clue_core.inner_models.check_plan`) and, for a run, its secrets registered, its
+locks taken and ``--resume`` settled (:mod:`clue_core.resume`). The runner then reads the data.
 """
 
 from __future__ import annotations
@@ -21,9 +16,8 @@ from typing import Any
 from clue_core import data, fetching, redaction
 from clue_core.errors import ClueError
 from clue_core.inner_models import check_plan
-from clue_core.inner_models import model_loader as model_loader  # re-exported: planning's before
 from clue_core.kernel import Kernel
-from clue_core.plans import RunPlan, RunRequest, TaskPlan, expand  # the two types re-exported (planning's before)
+from clue_core.plans import RunPlan, RunRequest, TaskPlan, expand  # RunRequest, TaskPlan: re-exported
 from clue_core.record import MANIFEST
 from clue_core.resume import settle
 from clue_core.run_settings import resolve_settings
@@ -33,9 +27,6 @@ from clue_core.settings import redact_command
 from clue_core.specs import ModelSpec, TaskSpec
 from clue_core.specs import resolve as resolve_ref
 from clue_core.splits import TEST, check_known, task_splits
-
-__all__ = ["RunRequest", "TaskPlan", "default_output_dir", "describe_data", "dry_run_plan", "model_loader",
-           "plan_run", "resolve_settings"]
 
 
 def default_output_dir(model: str) -> Path:
@@ -59,9 +50,8 @@ def _check_output_dir(output_dir: Path) -> None:
 
 def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
              echo: Callable[[str], None] = print) -> RunPlan:
-    """The run ``request`` asks for, every check that needs no data done; nothing is read. With ``rank``
-    (a run, not ``--dry-run``) its folders are locked and ``--resume`` settled too (:func:`clue_core.resume.settle`):
-    the plan's locks are then held until :meth:`RunPlan.release`."""
+    """The run ``request`` asks for, every check that needs no data done; nothing is read. With ``rank`` (a run,
+    not ``--dry-run``) its folders are locked and ``--resume`` settled too, the locks held until ``release``."""
     if not request.tasks:
         raise ClueError("name at least one task (see 'clue-core list tasks')")
     if request.resume and request.overwrite:
@@ -110,7 +100,7 @@ def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
     try:
         if main:
             hold(output_dir, [plan.paths for plan in plans], redaction.redact(command), echo, run.locks)
-        settle(plans, request, main=main)  # under the locks: what --resume finds; the runner trusts it
+        settle(plans, request, main=main)  # under the locks: what --resume finds, each task once; the runner trusts it
     except BaseException:
         run.release(failed=True)
         raise

@@ -1,14 +1,8 @@
-"""The last step of planning a run that will run (not ``--dry-run``): ``--resume`` settled, each task once,
-before any task's data is read (:func:`settle`).
-
-Planning has made the output folder and taken every task's lock (:func:`clue_core.rundir.hold`);
-only then, under those locks, is each task's run folder looked at: a swap a
-kill interrupted is finished, and the plan says whether the task resumes its staging folder
-(``plan.resume``) or is a complete run ``--resume`` leaves as it is (``plan.done``). Either must be
-the same run as asked for (model, task, seed, schedule, ``--splits``; a complete one its data source
-and the settings that change its scores): a difference is refused here, in one line. Only what needs
-the data itself is left for after it is read: a resumed run's data files are the ones it started
-with (:func:`check_resumed_data`).
+"""``--resume`` settled once per task, the last step of planning a run (not ``--dry-run``): under the locks
+planning took, before any data is read, a swap a kill interrupted is finished and the plan says whether
+the task resumes its staging folder (``plan.resume``) or is a complete run left as it is (``plan.done``),
+either refused in one line unless it is the run asked for. Only a resumed run's data files wait for the
+data to be read (:func:`clue_core.task_data.read_task_data` compares them).
 """
 
 from __future__ import annotations
@@ -16,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +22,7 @@ if TYPE_CHECKING:
     from clue_core.plans import RunRequest, TaskPlan
 
 
-def settle(plans: Sequence[TaskPlan], request: RunRequest, *, main: bool) -> None:
+def settle(plans: list[TaskPlan], request: RunRequest, *, main: bool) -> None:
     """Each plan's ``--resume`` settled, in order, under the locks planning took (:func:`settle_resume`)."""
     for plan in plans:
         settle_resume(plan, request, main=main)
@@ -75,15 +68,13 @@ def _settle_folder(plan: TaskPlan, request: RunRequest) -> None:
                         f"until the new one is complete) or --resume to continue it")
 
 
-
 def check_resume_matches(plan: TaskPlan, request: RunRequest, folder: Path | None = None) -> None:
     """Resume only the same model, task, data and schedule-changing settings; else say what differs.
 
-    Before any data is read: a resumed run's data files are compared once they are
-    (:func:`check_resumed_data`). ``folder`` is a complete run that ``--resume`` would leave as it
-    is: its data is not read again, but a different model, seed, schedule, data source or setting that changes the
-    scores (``report``: few-shot ``shots``) must still be said, not answered with the old
-    run's results.
+    A resumed run's data files are compared once they are read (``task_data``). ``folder`` is
+    a complete run that ``--resume`` would leave as it is: its data is not read again, but a different
+    model, seed, schedule, data source or setting that changes the scores (``report``: few-shot ``shots``)
+    must still be said, not answered with the old run's results.
     """
     complete = folder is not None
     try:
@@ -122,7 +113,7 @@ def _resume_identity(plan: TaskPlan, request: RunRequest, manifest: Manifest, co
            **{f"setting {k}": _as_json(recorded.get(k)) for k in sorted(names)}}
     had["--splits"] = ",".join(recorded_splits(manifest, plan.task))
     want["--splits"] = had["--splits"] if request.splits is None else ",".join(plan.predict)
-    if not complete:  # its data files are compared once they are read (check_resumed_data)
+    if not complete:  # its data files are compared once they are read (task_data)
         plan.resumed_files = data.get("files")
     elif "source" in data:
         want["data"] = _data_source(request.sample, request.data_dir)
@@ -151,10 +142,3 @@ def _settle_splits(plan: TaskPlan, request: RunRequest) -> None:
     if plan.task.test_versions and TEST not in plan.predict:
         plan.notes.append(f"{dev_only(plan.predict)}: the test split is not predicted, so no submission files "
                           f"are written; run without --splits to submit {plan.task.name}")
-
-
-def check_resumed_data(plan: TaskPlan) -> None:
-    """Once a resumed task's data is read: the data files are those its staging folder started with."""
-    if plan.resume and plan.checksums != plan.resumed_files:
-        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different set of data files; "
-                        f"use --overwrite to start over")

@@ -1,14 +1,7 @@
-"""A run's settings, resolved in one call (:func:`resolve_settings`): which declarations each task of
-the run reads (its own, its reader's and decoder's, its metrics', the model's) and the layers of
-values over them, lowest first, as :mod:`clue_core.settings` lists them.
-
-Planning asks this module once and gets every task's :class:`~clue_core.settings.ResolvedSettings`;
-the layers (the plugins' recommendations, the config file, ``--set`` and a sweep's overrides, the
-keys of the models a ``names_model`` setting names) are built here and nowhere else, and
-:func:`clue_core.settings.resolve` merges them. It takes the kernel as the two lookups it needs
-(:class:`~clue_core.inner_models.Lookups`), not as the kernel type: ``clue-core info TASK --model M``
-resolves one task's settings through the registry protocol, which the kernel's checks import, and an
-import of the kernel here made a circle of those modules.
+"""A run's settings in one call (:func:`resolve_settings`): the declarations each task reads (its own, its
+reader's and decoder's, its metrics', the model's) and every layer of values over them, lowest first, as
+:mod:`clue_core.settings` lists them, which :func:`clue_core.settings.resolve` merges. The kernel comes as
+the registry protocol (``clue-core info`` resolves through it, and the kernel's checks import it).
 """
 
 from __future__ import annotations
@@ -17,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError
-from clue_core.inner_models import Lookups, require_kind
+from clue_core.inner_models import require_kind
 from clue_core.settings import (
     Layer,
     ResolvedSettings,
@@ -31,9 +24,10 @@ from clue_core.specs import ModelSpec, Setting, TaskSpec
 
 if TYPE_CHECKING:
     from clue_core.plans import RunRequest
+    from clue_core.registry import Registry
 
 
-def resolve_settings(kernel: Lookups, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
+def resolve_settings(kernel: Registry, request: RunRequest, tasks: Sequence[TaskSpec], model: ModelSpec
                      ) -> dict[str, ResolvedSettings]:
     """Each task's settings (see :mod:`clue_core.settings`).
 
@@ -74,14 +68,14 @@ def resolve_settings(kernel: Lookups, request: RunRequest, tasks: Sequence[TaskS
     return resolved
 
 
-def _declared(kernel: Lookups, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
+def _declared(kernel: Registry, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
     metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
     return merge_declarations([*task.settings, *task.decode_settings, *task.reader_settings, *metric_settings,
                                *model.settings],
                               f"{task.name} with {model.name}")
 
 
-def _named_models(kernel: Lookups, task: TaskSpec, declared: dict[str, Any], resolved: ResolvedSettings
+def _named_models(kernel: Registry, task: TaskSpec, declared: dict[str, Any], resolved: ResolvedSettings
                   ) -> dict[str, list[tuple[str, str, ModelSpec]]]:
     """The inner models each ``names_model`` setting names (``judge`` → one, or a panel of several):
     ``(name, namespace, spec)`` in order, the namespace ``judge`` for one model and ``judge.<i>`` for several.
@@ -109,7 +103,7 @@ def _named_models(kernel: Lookups, task: TaskSpec, declared: dict[str, Any], res
 
 
 
-def _inner_layers(kernel: Lookups, task: TaskSpec, named: dict[str, list[tuple[str, str, ModelSpec]]]
+def _inner_layers(kernel: Registry, task: TaskSpec, named: dict[str, list[tuple[str, str, ModelSpec]]]
                   ) -> list[Layer]:
     """The recommendations a named inner model (a judge) gets, under its namespace (``judge.``).
 

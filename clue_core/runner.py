@@ -1,11 +1,11 @@
-"""One run: check everything, then for each task read → fit → predict → decode → score → write.
+"""One run: the plan, then each task's data, then for each task fit → predict → decode → score → write.
 
-Everything that can be checked is checked before anything is written: every task's
-settings, the model (resolved once), every task's data (all splits, through the
-kernel's example checks) and each learner's construction. Only then are the run
-directories locked and built, each in staging, and put in place when complete (see
-:mod:`clue_core.rundir`). A run that fails on user input or an OS error leaves nothing
-behind; an interrupted one leaves its staging folder for ``--resume``.
+Everything that can be checked is checked before a run folder is built: planning checks all that
+needs no data, locks the run folders and settles ``--resume`` (:mod:`clue_core.planning`); then every
+task's data is read (all splits, through the kernel's example checks) and each learner built and
+asked about it. Only then is each run built in staging and put in place when complete (see
+:mod:`clue_core.rundir`). A run that fails on user input or an OS error leaves nothing behind; an
+interrupted one leaves its staging folder for ``--resume``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from clue_core.kernel import Kernel
 from clue_core.planning import (  # re-exported: the runner is where callers have always found them
     RunRequest,
     TaskPlan,
-    describe_data,
     dry_run_plan,
     plan_run,
     resolve_settings,
@@ -34,7 +33,6 @@ from clue_core.planning import (  # re-exported: the runner is where callers hav
 from clue_core.record import read_run
 from clue_core.record_write import RunWriter, prediction_records
 from clue_core.results import TaskResult, results_table
-from clue_core.resume import check_resumed_data
 from clue_core.rundir import MODEL_DIR
 from clue_core.scoring import TaskScoring
 from clue_core.settings import REDACTED
@@ -44,8 +42,8 @@ from clue_core.splits import recorded_splits
 from clue_core.table import printable
 from clue_core.task_data import read_task_data
 
-__all__ = ["RunRequest", "TaskPlan", "TaskResult", "describe_data", "dry_run_plan", "plan_run",
-           "prediction_records", "resolve_settings", "results_table", "run"]
+__all__ = ["RunRequest", "TaskPlan", "TaskResult", "dry_run_plan", "plan_run", "prediction_records",
+           "resolve_settings", "results_table", "run"]
 
 Echo = Callable[[str], None]
 
@@ -113,7 +111,6 @@ def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
                 continue
             read_task_data(plan, request, kernel)
             _limit(plan, request)
-            check_resumed_data(plan)
             plan.learner = resolve_ref(model.factory)(run.argument, plan.task, plan.settings.values_for(model.settings))
             _check_learner(plan, trains=not (request.no_train and model.trains))
             plan.extra_metrics = _extra_metrics(plan.learner, kernel, plan.task)

@@ -1,4 +1,5 @@
-"""Declared settings: merge the layers, convert each value once, reject what nobody reads.
+"""Declared settings: merge the layers (built by :mod:`clue_core.run_settings`), convert each value once,
+reject what nobody reads.
 
 Every spec that reads settings declares them (:class:`~clue_core.specs.Setting`). For one
 task and one model the layers are, lowest first::
@@ -17,7 +18,7 @@ and ``clue-core info``.
 A ``names_model`` value may name several models, separated by commas (a panel of judges,
 ``judge=a,b,c``). Each is then the model under ``<name>.<i>.`` (counting from 0): a key
 ``judge.max_new_tokens`` reaches every judge that declares it, ``judge.1.max_new_tokens``
-only the second, and the indexed key wins over the shared one (see :func:`clue_core.run_settings.panel_layers`).
+only the second, and the indexed key wins over the shared one (``run_settings.panel_layers``).
 One model keeps the plain namespace, so a single judge resolves exactly as it always did.
 """
 

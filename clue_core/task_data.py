@@ -1,10 +1,7 @@
-"""A task's data as a run reads it, once planning has settled its plan: the folder (the bundled sample,
-the user's folder or zip, or the fetcher's files), each split the run predicts (through the reader
-and the kernel's example checks), the test versions ``--splits`` keeps, their notes and the data
-files' checksums, which the manifest records and ``--resume`` compares.
-
-Apart from the runner so that the runner's own steps (``--limit``, the learner, each task's run)
-follow the reading instead of surrounding it.
+"""A task's data as a run reads it once its plan is settled: the folder, each split it predicts (through
+the reader and the kernel's example checks), the test versions ``--splits`` keeps, their notes and the
+files' checksums (the manifest records them, ``--resume`` compares them). Apart from the runner, whose
+own steps (``--limit``, the learner, each task's run) follow the reading instead of surrounding it.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clue_core import data
-from clue_core.errors import DataError
+from clue_core.errors import ClueError, DataError
 from clue_core.reading import read_split
 from clue_core.splits import TEST
 
@@ -23,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def read_task_data(plan: TaskPlan, request: RunRequest, kernel: Kernel) -> None:
-    """``plan``'s data read and checked into it (splits, tests, notes, checksums); nothing is written."""
+    """``plan``'s data read and checked into it (splits, tests, notes, checksums, a resumed run's files' match)."""
     task = plan.task
     data_dir = data.resolve_task_data(task, data_dir=request.data_dir, sample=request.sample,
                                         fetchers=kernel.fetchers, owners=kernel.owner, openers=kernel.openers)
@@ -42,3 +39,6 @@ def read_task_data(plan: TaskPlan, request: RunRequest, kernel: Kernel) -> None:
         plan.notes += [f"test {version.version}: {note}" for note in plan.tests[version.version].notes]
     files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
     plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
+    if plan.resume and plan.checksums != plan.resumed_files:  # the one resume check that needs the data
+        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different set of data files; "
+                        f"use --overwrite to start over")
