@@ -78,7 +78,7 @@ class TaskPlan:
     checksums: dict[str, str] = field(default_factory=dict)
     learner: Any = None
     extra_metrics: tuple[str, ...] = ()  # the metrics its learner adds to the task's (checked before any task runs)
-    resume: bool = False  # it continues its staging folder (resume.settle_resume decides, once)
+    resume: bool = False  # it continues its staging folder (resume.settle decides, once)
     resumed_files: Any = None  # the data files its staging folder started with (compared once data is read)
     done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)
     repeat: Mapping[str, str] = field(default_factory=dict)  # its manifest's "repeat": the variant it runs

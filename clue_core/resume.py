@@ -23,24 +23,19 @@ if TYPE_CHECKING:
 
 
 def settle(plans: list[TaskPlan], request: RunRequest, *, main: bool) -> None:
-    """Each plan's ``--resume`` settled, in order, under the locks planning took (:func:`settle_resume`)."""
-    for plan in plans:
-        settle_resume(plan, request, main=main)
-
-
-def settle_resume(plan: TaskPlan, request: RunRequest, *, main: bool) -> None:
-    """Once per task, under its lock, before its data is read: whether it resumes its staging folder
+    """Each task in order, under its lock, before its data is read: whether it resumes its staging folder
     (``plan.resume``, the same run as asked for: :func:`check_resume_matches`) or is a complete run that
     ``--resume`` leaves as it is (``plan.done``, checked too); replacing or discarding work unasked is
     refused. A swap a kill interrupted is finished first; a rank other than 0 follows what it finds."""
-    if main:
-        _settle_folder(plan, request)
-    else:
-        plan.resume = request.resume and plan.paths.interrupted()
-    if not plan.done:
-        _settle_splits(plan, request)
-        if plan.resume:
-            check_resume_matches(plan, request)
+    for plan in plans:
+        if main:
+            _settle_folder(plan, request)
+        else:
+            plan.resume = request.resume and plan.paths.interrupted()
+        if not plan.done:
+            _settle_splits(plan, request)
+            if plan.resume:
+                check_resume_matches(plan, request)
 
 
 def _settle_folder(plan: TaskPlan, request: RunRequest) -> None:
