@@ -63,3 +63,23 @@ def _no_secret_outlives_its_test():
     from clue_core import redaction
 
     redaction.reset()
+
+
+@pytest.fixture(autouse=True)
+def _no_kind_outlives_its_test():
+    """The process's kind table (:mod:`clue_core.kinds`) lives as long as the process, and every kernel a
+    test makes declares its kinds there: a kind a test's temporary plugin module declared (``clue_tagging``,
+    gone from ``sys.path`` after the test) would otherwise stay, and a later test resolving the table's
+    example types would fail to import it. The table is put back as it was before the test."""
+    from clue_core import kinds
+
+    declared, by_type = dict(kinds._DECLARED), dict(kinds._BY_TYPE)
+    standing, installed_read = set(kinds._STANDING), kinds._installed_read
+    yield
+    kinds._DECLARED.clear()
+    kinds._DECLARED.update(declared)
+    kinds._BY_TYPE.clear()
+    kinds._BY_TYPE.update(by_type)
+    kinds._STANDING.clear()
+    kinds._STANDING.update(standing)
+    kinds._installed_read = installed_read

@@ -152,3 +152,16 @@ def test_a_models_kind_is_an_error_only_as_a_typo_of_a_declared_one(isolated_ker
     assert "typo-tagger" not in isolated_kernel.models
     assert "model 'typo-tagger' dropped: unknown kind 'taging'; did you mean 'tagging'?" in str(info.error)
     assert isolated_kernel.models["ner-tagger"].kinds == ("classification", "ner")  # ner: a plugin not here
+
+
+def test_the_docs_kind_does_not_outlive_the_tests_that_declared_it() -> None:
+    """Runs after the tests above (pytest keeps a file's order): their kernels declared ``tagging`` in the
+    process's kind table, and ``clue_tagging`` is gone from ``sys.path`` since. A later test (or any code)
+    resolving the table's example types must not meet it (tests/core/test_kernel_names_nothing.py run after
+    this file failed with ModuleNotFoundError: clue_tagging)."""
+    from clue_core import kinds
+    from clue_core.specs import resolve
+
+    assert "tagging" not in kinds._DECLARED
+    for spec in kinds._DECLARED.values():
+        resolve(spec.example)  # every kind the table still holds loads
