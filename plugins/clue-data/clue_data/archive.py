@@ -28,6 +28,7 @@ can say whose folder it is.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -86,9 +87,7 @@ def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as source, target.open("wb") as out:
-                    total += _copy_capped(zip_path, info, source, out, already=total)
+                total += _unpack_file(zip_path, archive, info, target, already=total)
             _move_into_place(staging, dest_dir)
         except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
             raise DataError(f"{zip_path}: corrupt or truncated zip archive: {exc}") from None
@@ -102,6 +101,8 @@ def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
 def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
     """The entries to extract with their relative paths; refuses the archive on any unsafe entry."""
     members = []
+    files: set[PurePosixPath] = set()
+    folders: set[PurePosixPath] = set()
     for info in archive.infolist():
         name = info.filename.replace("\\", "/")
         if name.startswith("/") or re.match(r"[A-Za-z]:", name):
@@ -116,10 +117,34 @@ def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfil
         relative = PurePosixPath(*parts)
         if is_junk(relative):
             continue
+        _check_collision(zip_path, info, relative, files, folders)
         members.append((info, relative))
     if not any(not info.is_dir() for info, _ in members):
         raise DataError(f"{zip_path}: the archive holds no data files")
     return members
+
+
+def _check_collision(zip_path: Path, info: zipfile.ZipInfo, relative: PurePosixPath, files: set[PurePosixPath],
+                     folders: set[PurePosixPath]) -> None:
+    """Refuse an entry that cannot be unpacked beside the ones before it: a file named twice (which
+    copy a reader sees depends on the tool, so the zip's content is ambiguous) or a path that is a
+    file for one entry and a folder for another. Without this, the second write fails half-way with
+    an ``OSError`` that reads as the cache's fault (``File exists``). Records the entry's paths."""
+    def refuse(why: str) -> DataError:
+        return DataError(f"{zip_path}: refusing entry {info.filename!r}: {why}")
+
+    above = list(relative.parents)[:-1]  # its folders, without the archive's root
+    if info.is_dir():
+        above.insert(0, relative)
+    if clash := next((folder for folder in above if folder in files), None):
+        raise refuse(f"'{clash}' is a file in the archive, not a folder")
+    if not info.is_dir():
+        if relative in files:
+            raise refuse("the archive holds it twice")
+        if relative in folders:
+            raise refuse(f"'{relative}' is a folder in the archive, not a file")
+        files.add(relative)
+    folders.update(above)
 
 
 def _check_declared_sizes(zip_path: Path, members: list[tuple[zipfile.ZipInfo, PurePosixPath]]) -> None:
@@ -130,6 +155,24 @@ def _check_declared_sizes(zip_path: Path, members: list[tuple[zipfile.ZipInfo, P
         total += info.file_size
         if total > MAX_TOTAL_BYTES:
             raise DataError(_total_message(zip_path))
+
+
+_NAME_ERRORS = {errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL}
+"""Failures to create a file that its name causes (the entry's fault, not the disk's or the cache's)."""
+
+
+def _unpack_file(zip_path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, *, already: int
+                 ) -> int:
+    """Write one file member to ``target``; a name the file system cannot hold is the entry's error."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        out = target.open("wb")
+    except OSError as exc:
+        if exc.errno in _NAME_ERRORS:
+            raise DataError(f"{zip_path}: cannot unpack entry {info.filename!r}: {exc.strerror or exc}") from None
+        raise
+    with archive.open(info) as source, out:
+        return _copy_capped(zip_path, info, source, out, already=already)
 
 
 def _copy_capped(zip_path: Path, info: zipfile.ZipInfo, source: IO[bytes], out: IO[bytes], *, already: int) -> int:
