@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import importlib.resources
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -228,6 +229,10 @@ def _user_data(task: TaskSpec, path: Path, openers: Mapping[str, OpenerSpec], ow
             raise DataError(f"{path}: no such file or folder")
         if path.is_file():
             return _open(path, openers, owners)
+        if not path.is_dir():  # a pipe, a device, a socket: reading one could block; no folder to look in
+            mode = path.stat().st_mode
+            what = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            raise DataError(f"{path}: {what}, not a folder or a file; give the task's data folder or archive")
         if not os.access(path, os.R_OK | os.X_OK):
             raise DataError(f"{path}: cannot read this folder (permission denied)")
         entries = {entry.name.lower(): entry for entry in path.iterdir() if not is_junk(Path(entry.name))}
