@@ -20,9 +20,11 @@ characters with sentences of every sample record (the paragraph's own text kept 
 questions stay answerable) and asked all of that paragraph's questions, as real dev articles
 are asked about 4 each; contexts are drawn with ``--seed`` until there are enough questions.
 
-Printed: seconds for all questions per tool, the speed-up of clue-core against each, how many
-answers (the text up to the stop string) are identical to one-at-a-time ``model.generate`` and
-to lm-eval's.
+Printed: seconds and CPU seconds for all questions per tool, the load average before and after
+each (the sides run one after another on a machine that may be shared: a ratio is only as good
+as the loads were alike), the speed-up of clue-core against each (by the clock, and by CPU
+seconds), how many answers (the text up to the stop string) are identical to one-at-a-time
+``model.generate`` and to lm-eval's. ``--threads`` sets torch's threads in every side.
 
     python benchmarks/llm_gemma_generation.py                                   # 40 questions
     python benchmarks/llm_gemma_generation.py --lm-eval-batch 1 --lm-eval-batch 8
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -114,7 +117,33 @@ def eos_ids(model, tokenizer) -> list[int]:
     return found
 
 
+class Clock:
+    """Wall and CPU seconds of a side's timed part, and the load average around it: the machine may be shared,
+    and the sides run one after another, so a ratio of seconds is only as good as the loads were alike."""
+
+    def __enter__(self) -> Clock:
+        self.load = [os.getloadavg()[0]]
+        self.started, self.cpu_started = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = time.perf_counter() - self.started
+        self.cpu = time.process_time() - self.cpu_started
+        self.load.append(os.getloadavg()[0])
+
+    def as_dict(self) -> dict:
+        return {"seconds": self.seconds, "cpu_seconds": self.cpu, "load": self.load}
+
+
+def _threads(job: dict) -> None:
+    if job.get("threads"):
+        import torch
+
+        torch.set_num_threads(job["threads"])
+
+
 def _setup(job: dict) -> tuple:
+    _threads(job)
     sys.path.insert(0, str(HERE.parent))
     import llm_gemma_common as common
 
@@ -125,6 +154,12 @@ def _setup(job: dict) -> tuple:
     return model, tokenizer, ids, eos, pad
 
 
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
 def side_ours(job: dict) -> dict:
     from clue_models_llm.extract import cut_at_stop
     from clue_models_llm.generation import Generator
@@ -133,11 +168,10 @@ def side_ours(job: dict) -> dict:
     stops = tuple(job["stops"])
     generator = Generator(model, tokenizer, batch_size=job["batch"], max_new_tokens=job["max_new_tokens"],
                           thinking_tokens=0, stops=stops, temperature=0.0, eos_ids=eos, pad_id=pad, seed=0)
-    started = time.perf_counter()
-    ours = generator.generate(ids)
-    seconds = time.perf_counter() - started
-    return {"seconds": seconds, "answers": [cut_at_stop(g.text, stops) for g in ours],
-            "prompt_tokens": [len(row) for row in ids]}
+    with Clock() as clock:
+        ours = generator.generate(ids)
+    return {**clock.as_dict(), "answers": [cut_at_stop(g.text, stops) for g in ours],
+            "prompt_tokens": [len(row) for row in ids], "threads": torch_threads()}
 
 
 def side_generate(job: dict) -> dict:
@@ -161,8 +195,7 @@ def side_generate(job: dict) -> dict:
             return torch.tensor([cut_at_stop(text, stops) != text])
 
     answers = []
-    started = time.perf_counter()
-    with torch.inference_mode():
+    with Clock() as clock, torch.inference_mode():
         for row in ids:
             out = model.generate(torch.tensor([row]), attention_mask=torch.ones((1, len(row)), dtype=torch.long),
                                  do_sample=False, max_new_tokens=job["max_new_tokens"], eos_token_id=eos,
@@ -170,7 +203,7 @@ def side_generate(job: dict) -> dict:
             written = [t for t in out[0, len(row):].tolist() if t not in eos]
             text = tokenizer.decode(written, skip_special_tokens=False, clean_up_tokenization_spaces=False)
             answers.append(cut_at_stop(text, stops))
-    return {"seconds": time.perf_counter() - started, "answers": answers}
+    return {**clock.as_dict(), "answers": answers, "threads": torch_threads()}
 
 
 def side_lm_eval(job: dict) -> dict:
@@ -178,16 +211,17 @@ def side_lm_eval(job: dict) -> dict:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
+    _threads(job)
     torch.set_grad_enabled(False)
     # BOS as llm: and model.generate are given it (lm-eval 0.4.13 adds none for this folder by default)
     lm = HFLM(pretrained=job["folder"], batch_size=job["batch"], device="cpu", dtype="float32", add_bos_token=True)
     arguments = {"until": job["stops"], "max_gen_toks": job["max_new_tokens"], "do_sample": False}
     requests = [Instance("generate_until", {}, (prompt, dict(arguments)), index)
                 for index, prompt in enumerate(job["prompts"])]
-    started = time.perf_counter()
-    answers = lm.generate_until(requests, disable_tqdm=True)
-    seconds = time.perf_counter() - started
-    return {"seconds": seconds, "answers": answers, "add_bos_token": bool(getattr(lm, "add_bos_token", False))}
+    with Clock() as clock:
+        answers = lm.generate_until(requests, disable_tqdm=True)
+    return {**clock.as_dict(), "answers": answers, "add_bos_token": bool(getattr(lm, "add_bos_token", False)),
+            "threads": torch_threads()}
 
 
 def run_side(python: str, side: str, job: dict, scratch: Path) -> dict | str:
@@ -200,6 +234,18 @@ def run_side(python: str, side: str, job: dict, scratch: Path) -> dict | str:
         return (done.stderr.strip().splitlines() or ["failed"])[-1]
     (scratch / f"{name}.result.json").write_text(done.stdout.strip().splitlines()[-1], encoding="utf-8")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def row(result: dict) -> str:
+    """Seconds, CPU seconds and the load average before and after (results of older runs have no CPU or load)."""
+    load = result.get("load") or [float("nan")] * 2
+    return f"{result['seconds']:8.1f} {result.get('cpu_seconds', float('nan')):7.1f} {load[0]:5.1f}-{load[-1]:<5.1f}"
+
+
+def faster(result: dict, ours: dict) -> str:
+    """How many times clue-core's seconds: by the clock, and (in brackets) by CPU seconds."""
+    cpu = result.get("cpu_seconds", float("nan")) / ours.get("cpu_seconds", float("nan"))
+    return f"{result['seconds'] / ours['seconds']:.2f}x ({cpu:.2f}x)"
 
 
 def same(a: list[str], b: list[str]) -> int:
@@ -215,6 +261,7 @@ def main() -> None:
     parser.add_argument("--lm-eval-batch", type=int, action="append", help="lm-eval's batch_size (repeatable; 1)")
     parser.add_argument("--lm-eval-python", default="/tmp/lmeval/bin/python")
     parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads per side (0: torch's default)")
     parser.add_argument("--keep", type=Path, default=None, help="a folder keeping each side's job and result")
     parser.add_argument("--side", choices=("ours", "generate", "lm-eval"), help=argparse.SUPPRESS)
     parser.add_argument("job", nargs="?", help=argparse.SUPPRESS)
@@ -235,7 +282,8 @@ def main() -> None:
     gguf = common.gguf_file()
     folder = gguf_loading.converted_folder(cache, _file_digest(gguf))
     prompts = questions(args.questions, args.seed)
-    job = {"prompts": prompts, "stops": ["\n"], "max_new_tokens": args.max_new_tokens}
+    job = {"prompts": prompts, "stops": ["\n"], "max_new_tokens": args.max_new_tokens, "threads": args.threads}
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as temporary:
         scratch = args.keep or Path(temporary)
         scratch.mkdir(parents=True, exist_ok=True)
@@ -257,18 +305,18 @@ def main() -> None:
                 theirs[batch] = run_side(args.lm_eval_python, "lm-eval", {**job, "folder": str(folder),
                                                                           "batch": batch}, scratch)
     count = len(prompts)
-    print(f"{'tool':<34} {'seconds':>8} {'clue-core faster':>17} {'answers = clue-core':>20}")
-    print(f"{'clue-core Generator (batch ' + str(args.batch) + ')':<34} {ours['seconds']:8.1f} {'':>17} "
-          f"{count:>13}/{count}")
-    print(f"{'model.generate, one at a time':<34} {reference['seconds']:8.1f} "
-          f"{reference['seconds'] / ours['seconds']:16.2f}x {same(ours['answers'], reference['answers']):>13}/{count}")
+    print(f"load average before: {load_before:.2f}; torch threads per side: {ours.get('threads')}")
+    print(f"{'tool':<40} {'seconds':>8} {'CPU s':>7} {'load':>11} {'clue-core faster':>17} {'answers = clue-core':>20}")
+    print(f"{'clue-core Generator (batch ' + str(args.batch) + ')':<40} {row(ours)} {'':>17} {count:>13}/{count}")
+    print(f"{'model.generate, one at a time':<40} {row(reference)} {faster(reference, ours):>17} "
+          f"{same(ours['answers'], reference['answers']):>13}/{count}")
     for batch, result in theirs.items():
         name = f"lm-eval 0.4.13 generate_until (batch {batch})"
         if isinstance(result, str):
-            print(f"{name:<34} n/a ({result})")
+            print(f"{name:<40} n/a ({result})")
             continue
         speed = result["seconds"] / ours["seconds"]
-        print(f"{name:<34} {result['seconds']:8.1f} {speed:16.2f}x {same(ours['answers'], result['answers']):>13}"
+        print(f"{name:<40} {row(result)} {faster(result, ours):>17} {same(ours['answers'], result['answers']):>13}"
               f"/{count}  (goal >= {SPEED_GOAL}x: {'met' if speed >= SPEED_GOAL else 'NOT met'}; "
               f"add_bos_token={result['add_bos_token']})")
     differing = [i for i, (a, b) in enumerate(zip(ours["answers"], reference["answers"])) if a != b]

@@ -78,13 +78,15 @@ def full_columns_cache(model: Any) -> Any:
 
 
 def batch_order(prompts: Sequence[Sequence[int]]) -> list[int]:
-    """The order prompts are generated in: groups sharing a prefix together, longest groups first, then
-    longest prompts first (without shared prefixes: by length, as before)."""
+    """The order prompts are generated in: groups sharing a prefix together, longest groups first, a
+    group's prompts in token order (a group whose prompts all begin alike, several passages of one
+    corpus, keeps each passage's questions next to each other); without shared prefixes by length."""
     found = groups(prompts, common_length(prompts))
     group_of = {index: g for g, group in enumerate(found) for index in group}
     longest = [max(len(prompts[i]) for i in group) for group in found]
+    rank = {index: r for r, index in enumerate(sorted(range(len(prompts)), key=lambda i: list(prompts[i])))}
     return sorted(range(len(prompts)), key=lambda i: (-longest[group_of[i]], min(found[group_of[i]]),
-                                                      -len(prompts[i]), i))
+                                                      rank[i] if len(found[group_of[i]]) > 1 else 0, i))
 
 
 class PrefixCache:
@@ -110,63 +112,76 @@ class PrefixCache:
     def plan(self, prompts: Sequence[Sequence[int]]) -> list[int] | None:
         """Per row of one batch: how many of its leading tokens come from a shared cache; ``None``: none do.
 
-        Every row then computes the same number of its own tokens (the batch's widest suffix;
-        a row sharing more recomputes the end of its prefix, in columns that would otherwise
-        be padding), so each row is ``padding | prefix | own tokens``, a plain left-padded
-        row. A row of a group sharing more than the root starts from the group's common
-        tokens, a row of its own from the root, or, where that is cheaper for the batch
-        (its own tokens would widen every row), from its own prompt computed in a row of its
-        own (all but its last token).
+        Every row then computes the same number of its own tokens (the batch's widest own part;
+        a row sharing more recomputes the end of its prefix, in columns that would otherwise be
+        padding), so each row is ``padding | prefix | own tokens``, a plain left-padded row. A
+        row starts from the longest prefix it shares with another row of the batch (a passage
+        several questions ask about, not merely the opening words every passage of a corpus
+        begins with), a row sharing no more than the root from the root; the rows whose own
+        parts are the widest start instead from their own prompt computed in a row of its own
+        (all but its last token; continuing the last batch's passage where it begins with it)
+        where that costs the batch less (their own tokens would widen every row).
         """
         if not self.usable or not prompts:
             return None
-        root = len(self.root_ids) if len(self.root_ids) >= MIN_SHARED_TOKENS else 0
-        sources = [root] * len(prompts)
-        alone = []
-        for group in groups(prompts, root):
-            if len(group) > 1:
-                shared = common_length([prompts[i] for i in group])
-                for i in group:
-                    sources[i] = shared
-            else:
-                alone.append(group[0])
-        options = [sources]
-        if alone:
-            options.append([len(prompts[i]) - 1 if i in alone else n for i, n in enumerate(sources)])
+        root = self._root_length()
+        order = sorted(range(len(prompts)), key=lambda i: list(prompts[i]))
+        best = [0] * len(prompts)
+        for a, b in itertools.pairwise(order):  # the longest shared prefix of a row is with a neighbour
+            shared = common_length([prompts[a], prompts[b]])
+            best[a], best[b] = max(best[a], shared), max(best[b], shared)
+        sources = [n if n >= root + MIN_SHARED_TOKENS else root for n in best]
+        own = [len(p) - n for p, n in zip(prompts, sources)]
+        # the rows whose own parts are wider than a bound computed alone, for the cheapest bound
+        options = [[len(p) - 1 if w > bound else n for p, n, w in zip(prompts, sources, own)]
+                   for bound in sorted(set(own))]
         self._sources = min(options, key=lambda option: self._cost(prompts, option, root))
         width = max(len(p) - n for p, n in zip(prompts, self._sources))
         lengths = [max(len(p) - width, 0) for p in prompts]
         return lengths if any(lengths) else None
 
+    def _root_length(self) -> int:
+        return len(self.root_ids) if len(self.root_ids) >= MIN_SHARED_TOKENS else 0
+
     @staticmethod
-    def _cost(prompts: Sequence[Sequence[int]], sources: Sequence[int], root: int) -> int:
+    def _distinct(prompts: Sequence[Sequence[int]], sources: Sequence[int], root: int) -> list[tuple[int, ...]]:
+        """The prefixes a batch computes: each row's source past the root, less those a longer one begins with."""
+        wanted = sorted({tuple(p[:n]) for p, n in zip(prompts, sources) if n > root}, key=len, reverse=True)
+        kept: list[tuple[int, ...]] = []
+        for prefix in wanted:
+            if not any(longer[:len(prefix)] == prefix for longer in kept):
+                kept.append(prefix)
+        return kept
+
+    @classmethod
+    def _cost(cls, prompts: Sequence[Sequence[int]], sources: Sequence[int], root: int) -> int:
         """Tokens computed for a batch: its distinct prefixes past the root, then every row's own tokens
         (padding included), each pass counted ``PASS_TOKENS`` more."""
-        prefixes = {tuple(p[:n]) for p, n in zip(prompts, sources) if n > root}
+        prefixes = cls._distinct(prompts, sources, root)
         own = len(prompts) * max(len(p) - n for p, n in zip(prompts, sources))
         return sum(len(p) - root + PASS_TOKENS for p in prefixes) + own
 
     def joined(self, prompts: Sequence[Sequence[int]], lengths: Sequence[int]) -> Any:
         """A new cache of ``len(prompts)`` rows: row r holds zeros, then ``prompts[r][:lengths[r]]``."""
         width = max(lengths)
-        root = len(self.root_ids) if len(self.root_ids) >= MIN_SHARED_TOKENS else 0
+        root = self._root_length()
         sources = self._sources if len(self._sources) == len(prompts) else list(lengths)
-        parts: dict[tuple[int, ...], Any] = {}
+        parts = {prefix: self._prefix(prefix) for prefix in self._distinct(prompts, sources, root)}
+        if root and any(0 < n <= root for n in lengths):
+            parts[tuple(self.root_ids)] = self._prefix(self.root_ids)
         rows = []
-        for prompt, n, source in zip(prompts, lengths, sources):
-            key = tuple(prompt[:root if n <= root else source])
-            if n and key not in parts:
-                parts[key] = self._prefix(key)
-            rows.append((key, n))
-        sample = next(iter(parts.values()))
+        for prompt, n in zip(prompts, lengths):
+            head = tuple(prompt[:n])
+            rows.append((next((part for key, part in parts.items() if key[:n] == head), None) if n else None, n))
+        sample = next(part for part, _n in rows if part is not None)
         cache = self.new_cache(self.model)
         for layer in range(len(sample.layers)):
             keys, values = [], []
-            for key, n in rows:
+            for part, n in rows:
                 if n:
-                    part = parts[key].layers[layer]
-                    keys.append(torch.nn.functional.pad(part.keys[:, :, :n], (0, 0, width - n, 0)))
-                    values.append(torch.nn.functional.pad(part.values[:, :, :n], (0, 0, width - n, 0)))
+                    k, v = part.layers[layer].keys, part.layers[layer].values
+                    keys.append(torch.nn.functional.pad(k[:, :, :n], (0, 0, width - n, 0)))
+                    values.append(torch.nn.functional.pad(v[:, :, :n], (0, 0, width - n, 0)))
                 else:
                     k, v = sample.layers[layer].keys, sample.layers[layer].values
                     keys.append(k.new_zeros((*k.shape[:2], width, k.shape[3])))
@@ -187,6 +202,8 @@ class PrefixCache:
             if len(prefix) == root:
                 return self._root
             cache, start = copy.deepcopy(self._root), root
+            if self._last is not None and len(self._last[0]) > root and key[:len(self._last[0])] == self._last[0]:
+                cache, start = copy.deepcopy(self._last[1]), len(self._last[0])  # a passage the last batch computed
         else:
             cache, start = self.new_cache(self.model), 0
         self._extend(cache, prefix, start)
