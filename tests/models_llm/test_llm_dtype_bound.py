@@ -157,3 +157,27 @@ def test_mixed_keeps_bf16_weights_once_and_a_float32_residual() -> None:
     assert seen == {key: {torch.float32} for key in seen}  # the residual stream and every matmul's ends: float32
     assert logits.dtype == torch.float32 and 0 < float((logits - exact).abs().max()) < 0.05
     assert Head(mixed).direct  # the scorer's decoder + head path gives the model's own logits
+
+
+def test_mixed_refuses_layers_it_would_compute_wrongly() -> None:
+    """A Linear subclass with its own arithmetic (a quantised or adapter layer) would lose it under F.linear."""
+    import torch
+    from torch import nn
+
+    from clue_core.plugin import ClueError
+    from clue_models_llm.cpu_bf16 import to_mixed
+
+    class Scaled(nn.Linear):
+        def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+            return super().forward(hidden) * 2
+
+    model = nn.Sequential(nn.Linear(4, 4), Scaled(4, 4))
+    with pytest.raises(ClueError, match="Scaled layers compute their own way"):
+        to_mixed(model)
+    hooked = nn.Sequential(nn.Linear(4, 4))
+    hooked[0].forward = lambda hidden: hidden  # what accelerate's hooks do to a module
+    with pytest.raises(ClueError, match="has its forward replaced"):
+        to_mixed(hooked)
+    plain = to_mixed(nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4)))
+    assert plain[0].weight.dtype == torch.bfloat16 and plain[0].bias.dtype == torch.float32
+    assert plain(torch.ones(2, 4)).dtype == torch.float32

@@ -263,6 +263,11 @@ def to_mixed(model: Any) -> Any:
         if isinstance(module, (nn.Linear, nn.Embedding)) and "forward" in vars(module):
             raise ClueError(f"dtype={MIXED}: {type(module).__name__} {module!r:.60} has its forward replaced (by "
                             f"device_map's hooks?); use dtype=bfloat16 or float32 with it")
+        mixed = getattr(module, "bf16_mixed", False)
+        if isinstance(module, nn.Linear) and not mixed and type(module).forward is not nn.Linear.forward:
+            # a quantised or adapter layer (bitsandbytes, peft) computes its own way: F.linear would be wrong
+            raise ClueError(f"dtype={MIXED}: this model's {type(module).__name__} layers compute their own way, not "
+                            f"as a plain Linear; use dtype=bfloat16 or float32 with it")
     for module in model.modules():
         if isinstance(module, nn.Linear) and not getattr(module, "bf16_mixed", False):
             module.__class__ = _mixed_class(type(module), _linear_forward)
