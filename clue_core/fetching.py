@@ -213,8 +213,10 @@ def _opener_for(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | 
     if len(taking) == 1:
         return taking[0]
     if taking:
-        raise DataError(f"{path}: several openers take this file ({', '.join(o.name for o in taking)}): disable all "
-                        "but one with CLUE_DISABLE_PLUGINS")
+        owner = {o.name: (owners or {}).get(("openers", o.name)) or o.name for o in taking}  # what the variable takes
+        named = ", ".join(o.name + (f" (plugin {owner[o.name]})" if owner[o.name] != o.name else "") for o in taking)
+        raise DataError(f"{path}: several openers take this file: {named}; disable all but one of these plugins with "
+                        "CLUE_DISABLE_PLUGINS")
     if not openers:
         raise DataError(f"{path}: a file, not a folder, and no installed plugin opens archives: install clue-data "
                         f"(pip install ./plugins/clue-data) for .zip, or pass the folder it unpacks to")

@@ -174,8 +174,10 @@ def test_two_openers_taking_one_suffix_refuse_such_a_file_naming_both(run_cli, m
     archive = make_tar(tmp_path / "tnews_public.tgz")
     line = one_line(run_cli("run", "tnews", "--model", "baseline", "--data-dir", archive, "-o", tmp_path / "a",
                             kernel=kernel))
-    assert line == (f"error: {archive}: several openers take this file (tar, lab-tar): disable all but one with "
-                    "CLUE_DISABLE_PLUGINS")
+    # CLUE_DISABLE_PLUGINS takes plugin names, not openers': the line names each opener's plugin (it named
+    # only "tar, lab-tar", and CLUE_DISABLE_PLUGINS=lab-tar disables nothing)
+    assert line == (f"error: {archive}: several openers take this file: tar (plugin my-tar), lab-tar (plugin lab); "
+                    "disable all but one of these plugins with CLUE_DISABLE_PLUGINS")
     longer = make_tar(tmp_path / "tnews_public.tar.gz")  # only my-tar takes .tar.gz
     assert run_cli("run", "tnews", "--model", "baseline", "--data-dir", longer, "-o", tmp_path / "b",
                    kernel=kernel).exit_code == 0
