@@ -86,7 +86,7 @@ def hf_tiny_learner(task: TaskSpec, values: Mapping[str, Any]) -> Any:
     the task's and the model's recommendations and ``values``, converting and checking every
     one, as ``clue-core run`` does; the factory then gets exactly the declared settings.
     """
-    from clue_core.settings import Layer, merge_declarations, plugin_layers, resolve
+    from clue_core.run_settings import Layer, merge_declarations, plugin_layers, resolve
     from clue_core.specs import resolve as resolve_ref
     from clue_models_hf.hooks import TINY_NAME, clue_models
 
