@@ -186,6 +186,26 @@ def test_questions_about_one_passage_share_it(request, tokenizer, family) -> Non
     assert [g.text for g in split] == [g.text for g in batched]
 
 
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_passages_beginning_alike_each_computed_once(request, tokenizer, family) -> None:
+    """Two passages open with the same words (as a corpus's often do), a third does not: a row starts from
+    its own passage, not from the opening it shares with another passage's rows (before, those rows were
+    one group sharing the opening, and each computed its passage in the batch's pass)."""
+    model = request.getfixturevalue(family)
+    opening = "珠称夜光果珍李柰菜重芥姜"
+    texts = [f"阅读文章回答。\n文章：{opening if a < 2 else ''}{article}{article}\n问题：{question[:4]}\n答案："
+             for a, article in enumerate(ARTICLES) for question in QUESTIONS[a:a + 3]]
+    prompts = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
+    passage = min(common_length(prompts[k:k + 3]) for k in (0, 3, 6))
+    assert passage >= common_length(prompts) + len(opening) + MIN_SHARED_TOKENS
+    with Passes(model) as passes:
+        batched = generator(model, tokenizer, batch_size=len(prompts)).generate(prompts)
+    assert [shape[0] for shape in passes.calls[:4]] == [1, 1, 1, 1]  # the instruction, then each passage
+    assert passes.calls[4][0] == len(prompts) and passes.calls[4][1] <= max(len(p) for p in prompts) - passage
+    for prompt, got in zip(prompts, batched):
+        assert got.text == one_at_a_time(model, tokenizer, prompt), tokenizer.decode(prompt)
+
+
 def test_stop_strings_and_max_tokens_batched_as_one_at_a_time(tokenizer, llama) -> None:
     prompts = prompts_of(tokenizer)
     one = generator(llama, tokenizer, batch_size=1, max_new_tokens=NEW_TOKENS).generate(prompts)
