@@ -23,12 +23,15 @@ with one model would read, ``fetched_folder(registry, task)`` where the installe
 ``SPAN`` and ``MULTIPLE_CHOICE`` name the built-in plugin's three, whose example types are shared here.
 ``PlanExpansion`` (:mod:`clue_core.expansion`) is what a task plugin subclasses to make several plans of
 one plan of its task (FewCLUE's ``split=all``), each a ``PlanVariant``.
+``installed_entry_points(group)`` (:mod:`clue_core.discovery`) lists a group's installed entry points as
+``importlib.metadata.entry_points(group=...)`` does, without its import cost (a plugin's own entry points).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clue_core.discovery import installed_entry_points
 from clue_core.errors import ClueError, DataError, InputError
 from clue_core.expansion import PlanExpansion, PlanVariant
 from clue_core.fetching import FetcherSpec, OpenerSpec
@@ -144,7 +147,7 @@ __all__ = ["CLASSIFICATION", "MODEL_FILE", "MULTIPLE_CHOICE", "SPAN", "ClueError
            "DataSource", "FetcherSpec", "InputError", "KindSpec", "Leaderboard", "MetricSpec", "ModelSpec",
            "OpenerSpec", "PlanExpansion", "PlanVariant", "PluginRow", "Prompt", "PromptVariant", "PublishedScore",
            "Registry", "ReportSectionSpec", "Setting", "SubmissionWriterSpec", "TaskSpec", "TestVersion",
-           "hookimpl", *_LAZY, *_LAZY_MODULES]
+           "hookimpl", "installed_entry_points", *_LAZY, *_LAZY_MODULES]
 
 
 def __getattr__(name: str) -> Any:

@@ -214,22 +214,14 @@ def declared() -> tuple[BackendInfo, ...]:
 def _third_party() -> list[tuple[str, str, str]]:
     """``(entry point name, module, package)`` of each ``clue_models_llm.backends`` entry point, by name.
 
-    Only the distributions whose ``entry_points.txt`` names the group are parsed (listing models
-    reads every installed distribution's file; parsing them all and their metadata costs more than
-    this plugin's own modules do).
+    Read as the kernel reads its plugins' (``installed_entry_points``: listing models imports no
+    ``importlib.metadata``, whose import and parsing of every distribution cost more than this plugin's
+    modules do); a distribution shadowed by one of its name earlier on ``sys.path`` declares nothing.
     """
-    from importlib.metadata import distributions
+    from clue_core.plugin import installed_entry_points
 
-    header = f"[{ENTRY_POINTS}]"
-    found = []
-    for dist in distributions():
-        text = dist.read_text("entry_points.txt")
-        if not text or header not in text:
-            continue
-        package = dist.metadata["Name"] or "?"
-        found += [(point.name, point.value.partition(":")[0], package) for point in dist.entry_points
-                  if point.group == ENTRY_POINTS]
-    return sorted(found)
+    return sorted((point.name, point.value.partition(":")[0], point.dist.name or "?")
+                  for point in installed_entry_points(ENTRY_POINTS))
 
 
 def backend_info(family: str) -> BackendInfo:
