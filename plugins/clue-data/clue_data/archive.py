@@ -98,6 +98,18 @@ def safe_extract(zip_path: Path, dest_dir: Path) -> Path:
     return dest_dir
 
 
+def intact(zip_path: Path, folder: Path) -> bool:
+    """Whether ``folder``, unpacked from ``zip_path`` earlier, still holds each of its files at the size the
+    zip gives it (a stat per file, no reading): a copy that lost or cut short a file is not the zip's."""
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            members = _safe_members(zip_path, archive)
+        return all(info.is_dir() or folder.joinpath(*relative.parts).stat().st_size == info.file_size
+                   for info, relative in members)
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError, DataError):
+        return False
+
+
 def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
     """The entries to extract with their relative paths; refuses the archive on any unsafe entry."""
     members = []

@@ -4,7 +4,8 @@ The kernel hands over a file the user named and gets a folder back; it shows fil
 that folder as ``<their zip>:<member>`` itself. Here the zip is unpacked (:mod:`clue_data.archive`:
 no escapes, no bombs, no half-written folders) into ``clue_home()/extracted/<sha256>/``, keyed by
 its content so that an unchanged zip is unpacked only once and a fixed one never meets the copy of
-its broken predecessor. Processes that unpack the same zip at once take turns under the cache's
+its broken predecessor; a copy that has since lost or cut short a file is unpacked again
+(:func:`clue_data.archive.intact`). Processes that unpack the same zip at once take turns under the cache's
 lock (:func:`clue_data.locks.filling_cache`); each one *holds* the folder it reads
 (:func:`clue_data.archive.hold`), so that when a run refuses the data, the copy it drops as it
 ends (:func:`refused`) is not pulled from under another run still reading it.
@@ -37,12 +38,27 @@ def open_zip(zip_path: Path) -> Path:
     except OSError as exc:
         raise DataError(f"{zip_path}: cannot read ({exc.strerror})") from None
     folder = clue_home() / "extracted" / digest
-    if not archive.hold(folder):  # held while this process reads it, so a refusal elsewhere keeps it
-        with filling_cache(f"extract-{digest}"):
-            if not archive.hold(folder):  # else another process finished while we waited
-                archive.safe_extract(zip_path, folder)
-                archive.hold(folder)
+    # held while this process reads it, so a refusal elsewhere keeps it
+    if archive.hold(folder) and archive.intact(zip_path, folder):
+        return folder
+    with filling_cache(f"extract-{digest}"):
+        if not archive.hold(folder):  # else another process finished while we waited
+            archive.safe_extract(zip_path, folder)
+            archive.hold(folder)
+        elif not archive.intact(zip_path, folder):
+            _unpack_again(zip_path, folder)
     return folder
+
+
+def _unpack_again(zip_path: Path, folder: Path) -> None:
+    """The copy lost or cut short a file since it was unpacked (a cleanup in the cache): unpacked again,
+    rather than the zip refused for a file it has or a cut file read as the user's data. Not under
+    another run still reading the copy (this process's hold ends here, and is taken on the new copy)."""
+    if not archive.drop_unless_held(folder):
+        raise DataError(f"{zip_path}: its unpacked copy {folder} lacks files of the zip, and another run is reading "
+                        "it: run again when that run has ended")
+    archive.safe_extract(zip_path, folder)
+    archive.hold(folder)
 
 
 def refused(folder: Path) -> None:
