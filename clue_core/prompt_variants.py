@@ -35,7 +35,7 @@ class PromptVariant:
 
     def as_dict(self) -> dict[str, Any]:
         """The variant as plain data, as every spec has it (``--json`` output)."""
-        return dataclasses.asdict(self)
+        return _plain_fields(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,14 @@ class Prompt:
 
     def as_dict(self) -> dict[str, Any]:
         """The prompt as plain data, as every spec has it (``--json`` output; variants as a list)."""
-        return {**dataclasses.asdict(self), "variants": [variant.as_dict() for variant in self.variants]}
+        return {**_plain_fields(self), "variants": [variant.as_dict() for variant in self.variants]}
+
+
+def _plain_fields(part: PromptVariant | Prompt) -> dict[str, Any]:
+    """``part``'s fields, a mapping (a plugin's ``MappingProxyType`` too) as a dict: what the task spec's
+    ``as_dict`` prints. Not ``dataclasses.asdict``, which deep-copies and cannot copy a mapping proxy."""
+    return {f.name: dict(value) if isinstance(value := getattr(part, f.name), Mapping) else value
+            for f in dataclasses.fields(part)}
 
 
 class _Prompted(Protocol):
