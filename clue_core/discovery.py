@@ -6,7 +6,7 @@ were installed in; of two distributions declaring one plugin name, the first kee
 ``CLUE_DISABLE_PLUGINS`` names plugins (or their distributions) to skip. The kernel loads plugins
 in this order (:meth:`clue_core.kernel.Kernel.load_entrypoints`), and code holding an example but no
 kernel reads their kinds in the same one (:mod:`clue_core.kinds`), so both agree on whose declaration
-of a name stands. A leaf (it imports nothing of clue-core), so both may import it.
+of a name stands. It imports nothing of clue-core but its errors, so both may import it.
 
 Entry points are read as ``importlib.metadata.entry_points(group=...)`` reads them (its order, the
 first distribution of a normalised name on ``sys.path`` winning) but without importing it: that
@@ -16,6 +16,8 @@ plain folders on ``sys.path``; whatever importlib.metadata would read its own wa
 on ``sys.path``, another finder of distributions in ``sys.meta_path``, a line it would refuse, headers
 it would unfold) hands the whole call to importlib.metadata, as does importlib.metadata being
 imported already (it then costs nothing, and a test that replaced its ``entry_points`` is obeyed).
+An ``entry_points.txt`` importlib.metadata would fail on (a line without ``=``, bytes that are not
+UTF-8), in any installed distribution, is one ``error:`` naming its file and line, not a traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import re
 import sys
 from collections.abc import Iterator
 from typing import Any
+
+from clue_core.errors import InputError
 
 GROUP = "clue_core"
 """The entry-point group plugins register under, and the name of the hooks' pluggy project."""
@@ -36,6 +40,7 @@ _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras
 #: A header line as the email parser importlib.metadata reads METADATA with takes one: printable ASCII, ``:``.
 _HEADER = re.compile(r"[\x21-\x39\x3b-\x7e]+:")
 _INFO = (".dist-info", ".egg-info")
+_UNREADABLE = "importlib.metadata cannot list any installed entry points until this file is fixed or removed"
 
 
 def env_names(variable: str) -> set[str]:
@@ -95,7 +100,7 @@ def installed_entry_points(group: str) -> list[EntryPoint]:
     if "importlib.metadata" not in sys.modules:
         try:
             return scan(group)
-        except (_Unsure, OSError, ValueError):  # UnicodeDecodeError is a ValueError: importlib.metadata says it
+        except (_Unsure, OSError):
             pass
     from importlib.metadata import entry_points
 
@@ -120,7 +125,7 @@ def scan(group: str) -> list[EntryPoint]:
         root = entry or "."
         try:
             children = os.listdir(root)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the entry, which importlib.metadata skips too
             if os.path.isfile(root):  # importlib.metadata reads a file on sys.path as a zip
                 raise _Unsure(f"sys.path entry {entry!r} is a file") from None
             continue
@@ -148,13 +153,15 @@ def _read(path: str) -> str | None:
             return file.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return None
+    except UnicodeDecodeError as exc:  # importlib.metadata fails on it too, with a traceback
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start}); {_UNREADABLE}") from None
 
 
 def _folder_points(folder: str, group: str) -> list[EntryPoint]:
     """The ``group`` entry points of one distribution's folder, its ``entry_points.txt`` read as importlib's
     ``Sectioned`` reads it (a line outside ``group`` that it would refuse is refused too)."""
-    pairs, section = [], None
-    for line in (_read(os.path.join(folder, "entry_points.txt")) or "").splitlines():
+    pairs, section, path = [], None, os.path.join(folder, "entry_points.txt")
+    for number, line in enumerate((_read(path) or "").splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -162,7 +169,7 @@ def _folder_points(folder: str, group: str) -> list[EntryPoint]:
             section = line.strip("[]")
         elif section is not None:
             if "=" not in line:
-                raise _Unsure(f"{folder}/entry_points.txt: {line!r} is not 'name = value'")
+                raise InputError(path, f"{line!r} is not 'name = value'; {_UNREADABLE}", line=number)
             if section == group:
                 name, _, value = line.partition("=")
                 pairs.append((name.strip(), value.strip()))

@@ -10,6 +10,7 @@ importlib.metadata is not imported yet, so the scan is what answers).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -154,16 +155,23 @@ def test_what_the_scan_cannot_read_exactly_is_left_to_importlib_metadata(tmp_pat
         assert found["ours"][0][:2] == ["from-zip", "z:f"]
 
 
-@pytest.mark.parametrize("text", [b"[probe.group]\nno equals sign\n", b"[probe.group]\nok = m\n[x]\nbroken\n",
-                                  b"[probe.group]\nname = \xff\n"])
-def test_a_broken_entry_points_file_fails_as_importlib_metadata_fails(tmp_path: Path, text: bytes) -> None:
-    """A line importlib.metadata refuses (in any group), or bytes that are not UTF-8: the same error, since
-    importlib.metadata is what answers then."""
+@pytest.mark.parametrize(("text", "where"), [(b"[probe.group]\nno equals sign\n", ":2: 'no equals sign' is not"),
+                                             (b"[probe.group]\nok = m\n[x]\n\nbroken\n", ":5: 'broken' is not"),
+                                             (b"[x]\nname = \xff\n", ": not UTF-8 text")])
+def test_a_broken_entry_points_file_is_one_error_naming_it(tmp_path: Path, text: bytes, where: str) -> None:
+    """A file importlib.metadata fails on (a line it refuses in any group, bytes that are not UTF-8) with a
+    traceback, whatever group is asked for: the scan fails too, and ``clue-core list`` says which file and
+    line in one ``error:`` line, exit 2."""
     folder = dist(tmp_path / "site" / "broken-1.dist-info", "broken", None)
     (folder / "entry_points.txt").write_bytes(text)
     found = probe(tmp_path, [tmp_path / "site"], "probe.group")
-    assert not found["scanned"] and found["ours"] == found["theirs"]
-    assert isinstance(found["ours"], str)  # the error's type: both raised it
+    assert found["ours"] == "InputError" and found["theirs"] in ("TypeError", "ValueError", "UnicodeDecodeError")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "CLUE_HOME": str(tmp_path / "home")}
+    listed = subprocess.run([str(Path(sys.executable).with_name("clue-core")), "list"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert listed.returncode == 2 and not listed.stdout
+    assert listed.stderr.splitlines() == [listed.stderr.strip()]
+    assert listed.stderr.startswith(f"error: {folder / 'entry_points.txt'}{where}")
 
 
 def test_lines_before_any_section_are_ignored_as_importlib_ignores_them(tmp_path: Path) -> None:
