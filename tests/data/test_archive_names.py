@@ -86,3 +86,18 @@ def test_a_colliding_user_zip_is_one_line_naming_the_zip_exit_2(run_cli, tmp_pat
     assert len(errors) == 1 and expected in errors[0] and "data cache" not in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
     assert listing(tmp_path / "clue-home" / "extracted") == []
+
+
+def test_an_archive_of_too_many_entries_is_refused_before_anything_is_written(tmp_path: Path, monkeypatch) -> None:
+    """A zip of many empty files is small but uses up inodes: refused by count (the cap lowered here)."""
+    from clue_data import archive
+
+    monkeypatch.setattr(archive, "MAX_ENTRIES", 5)
+    path = zip_of(tmp_path / "many.zip", [("t/train.json", DEV)] + [(f"t/x/{i}", b"") for i in range(5)])
+    with pytest.raises(DataError) as error:
+        safe_extract(path, tmp_path / "cache" / "task")
+    assert str(error.value) == (f"{path}: refusing the archive: it holds 6 entries, more than 5 "
+                                "(clue_data.archive.MAX_ENTRIES); no CLUE archive holds that many")
+    assert listing(tmp_path / "cache") == []
+    fits = zip_of(tmp_path / "fits.zip", [("t/train.json", DEV)] + [(f"t/x/{i}", b"") for i in range(4)])
+    assert len(listing(safe_extract(fits, tmp_path / "out"))) == 7  # t, t/x, 5 files

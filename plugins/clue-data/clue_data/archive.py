@@ -5,7 +5,8 @@ while it is unpacked:
 
 * entries with absolute paths, ``..`` components or symlinks are refused before anything
   is written (a zip may not write outside its folder);
-* sizes are capped (:data:`MAX_MEMBER_BYTES`, :data:`MAX_TOTAL_BYTES`, :data:`MAX_RATIO`):
+* sizes are capped (:data:`MAX_MEMBER_BYTES`, :data:`MAX_TOTAL_BYTES`, :data:`MAX_RATIO`, and the
+  number of entries, :data:`MAX_ENTRIES`):
   the official CLUE archives unpack to under 1.5 GB, so anything far larger is a damaged
   or hostile file that would otherwise fill the disk. The caps are checked against the
   sizes the zip declares and again against the bytes actually written, since a header
@@ -48,6 +49,10 @@ MAX_RATIO = 1000
 """A member expanding more than this many times its compressed size is refused as a zip bomb..."""
 RATIO_MIN_BYTES = 8 << 20
 """...once it is larger than this (small files of repeated bytes legitimately compress well)."""
+
+MAX_ENTRIES = 100_000
+"""The most entries one archive may unpack (the official CLUE archives hold under 20): a zip of empty
+files is small (23 MB for 200,000) yet would use up the file system's inodes."""
 
 BLOCK_SIZE = 1 << 20
 
@@ -133,6 +138,9 @@ def _safe_members(zip_path: Path, archive: zipfile.ZipFile) -> list[tuple[zipfil
         members.append((info, relative))
     if not any(not info.is_dir() for info, _ in members):
         raise DataError(f"{zip_path}: the archive holds no data files")
+    if len(members) > MAX_ENTRIES:
+        raise DataError(f"{zip_path}: refusing the archive: it holds {len(members):,} entries, more than "
+                        f"{MAX_ENTRIES:,} (clue_data.archive.MAX_ENTRIES); no CLUE archive holds that many")
     return members
 
 
