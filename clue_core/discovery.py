@@ -120,12 +120,12 @@ def scan(group: str) -> list[EntryPoint]:
     seen: set[str] = set()
     found: list[EntryPoint] = []
     for entry in sys.path:
-        if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
-            raise _Unsure(f"sys.path entry {entry!r}")
+        if not isinstance(entry, str) or "\0" in entry or os.path.basename(entry).lower().endswith(".egg"):
+            raise _Unsure(f"sys.path entry {entry!r}")  # a NUL: importlib.metadata's os.stat raises ValueError
         root = entry or "."
         try:
             children = os.listdir(root)
-        except (OSError, ValueError):  # ValueError: a NUL in the entry, which importlib.metadata skips too
+        except OSError:
             if os.path.isfile(root):  # importlib.metadata reads a file on sys.path as a zip
                 raise _Unsure(f"sys.path entry {entry!r} is a file") from None
             continue
