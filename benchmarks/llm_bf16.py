@@ -64,15 +64,16 @@ def weight_mib(model: object) -> float:
     return sum(seen.values()) / 2**20
 
 
-def precisions(fp32: object) -> dict[str, object]:
-    """The three models; the fp32 one is ``fp32`` itself, the others copies (made one after another)."""
+def precisions(fp32: object, plain: object) -> dict[str, object]:
+    """The three models: ``fp32``, ``plain`` (loaded as ``dtype=bfloat16`` loads it: not ``fp32.to(bfloat16)``,
+    which also rounds the rotary frequencies, a buffer loading keeps in float32) and a bf16-mixed copy of fp32."""
     import torch
 
     from clue_models_llm.cpu_bf16 import to_mixed
 
     mixed = to_mixed(copy.deepcopy(fp32))
     assert mixed.lm_head.weight.dtype == torch.bfloat16 and mixed.dtype == torch.float32  # type: ignore[attr-defined]
-    plain = copy.deepcopy(fp32).to(torch.bfloat16)  # type: ignore[attr-defined]
+    assert plain.dtype == torch.bfloat16  # type: ignore[attr-defined]
     return {"fp32": fp32, "bf16": plain, "bf16-mixed": mixed}
 
 
@@ -109,11 +110,12 @@ def main() -> None:
     torch.set_grad_enabled(False)
     cache = args.cache or clue_home() / "cache"
     gguf = common.gguf_file()
-    fp32, tokenizer = gguf_loading.load(str(gguf), dtype=torch.float32, device=torch.device("cpu"), store=cache)[:2]
-    if args.weights == "bf16":
+    cpu_device = torch.device("cpu")
+    fp32, tokenizer = gguf_loading.load(str(gguf), dtype=torch.float32, device=cpu_device, store=cache)[:2]
+    if args.weights == "bf16":  # the values dtype=bfloat16's load rounds the same weights to
         for tensor in fp32.parameters():
             tensor.data = tensor.data.to(torch.bfloat16).to(torch.float32)
-    models = precisions(fp32)
+    models = precisions(fp32, gguf_loading.load(str(gguf), dtype=torch.bfloat16, device=cpu_device, store=cache)[0])
     # DataCLUE's samples are cut from its raw files (a record may end mid-string: not JSON lines), which
     # llm_gemma_common cannot read; the questions are built from the other plugins' samples, as before it
     common.SAMPLES = [folder for folder in common.SAMPLES if "dataclue" not in folder.parts[-2]]
