@@ -30,17 +30,21 @@ class ClueGroup(click.Group):
         with guarded_output():
             return self._invoke(ctx)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # ``--help`` lists the commands while the arguments are parsed, before invoke: the kernel is built
+        # there, so an installed distribution's broken entry_points.txt must be one line here too
+        try:
+            return super().parse_args(ctx, args)
+        except ClueError as exc:
+            _one_line(ctx, exc)
+            raise  # _one_line exits unless strict
+
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ClueError as exc:
-            kernel = (ctx.obj or {}).get("kernel")
-            if _strict(ctx) or (kernel is not None and kernel.strict):
-                raise
-            from clue_core.table import printable
-
-            click.echo(f"error: {printable(str(exc), lines=True)}", err=True)  # an ESC in a name shown as \x1b
-            ctx.exit(exc.exit_code)
+            _one_line(ctx, exc)
+            raise
         except KeyboardInterrupt:  # outside a run (which says what it kept): nothing to go on with
             click.echo("error: interrupted", err=True)
             ctx.exit(130)
@@ -92,6 +96,17 @@ def _short(text: object, suffix: str, limit: int) -> str:
     if len(words) > room:
         words = words[:room - 3].rsplit(" ", 1)[0].rstrip(" ,;:.") + "..."
     return words + suffix
+
+
+def _one_line(ctx: click.Context, exc: ClueError) -> None:
+    """A user-facing error as one ``error:`` line and its exit code; returns only under ``--strict``."""
+    kernel = (ctx.obj or {}).get("kernel")
+    if _strict(ctx) or (kernel is not None and kernel.strict):
+        return
+    from clue_core.table import printable
+
+    click.echo(f"error: {printable(str(exc), lines=True)}", err=True)  # an ESC in a name shown as \x1b
+    ctx.exit(exc.exit_code)
 
 
 def _strict(ctx: click.Context) -> bool:

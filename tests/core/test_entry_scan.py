@@ -172,6 +172,10 @@ def test_a_broken_entry_points_file_is_one_error_naming_it(tmp_path: Path, text:
     assert listed.returncode == 2 and not listed.stdout
     assert listed.stderr.splitlines() == [listed.stderr.strip()]
     assert listed.stderr.startswith(f"error: {folder / 'entry_points.txt'}{where}")
+    if where.startswith(":2:"):  # --help lists the commands while parsing, before a command runs: one line too
+        helped = subprocess.run([str(Path(sys.executable).with_name("clue-core")), "--help"], capture_output=True,
+                                text=True, env=env, timeout=120)
+        assert (helped.returncode, helped.stdout, helped.stderr) == (2, "", listed.stderr)
 
 
 def test_lines_before_any_section_are_ignored_as_importlib_ignores_them(tmp_path: Path) -> None:
