@@ -55,17 +55,17 @@ def _kernel(kernel: Kernel | None) -> Kernel:
 def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
         sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
         seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
-        resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-        splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
+        resume: bool = False, overwrite: bool = False, limit: int | None = None, first: int | None = None,
+        cache_dir: PathLike | None = None, splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
         echo: Callable[[str], None] | None = _stderr) -> list[RunRecord]:
     """``clue-core run``: fine-tune (or evaluate) ``model`` on each task; the run records it wrote.
 
     ``echo`` receives the progress lines the command prints on stderr (``None``: none are shown).
     ``tasks`` is a name or a list of names. ``splits`` is ``--splits``: ``"dev"`` (or ``["dev"]``) predicts
     dev alone and writes no submission files; None predicts every split (a resumed run: those it started
-    with). Ctrl-C raises :class:`KeyboardInterrupt` whose message
-    says what was kept (``resume=True`` continues it). In a distributed run only the main process
-    gets records back; the others get an empty list.
+    with). ``first`` is ``--first``: the first N examples of each split in file order (``limit`` draws N).
+    Ctrl-C raises :class:`KeyboardInterrupt` whose message says what was kept (``resume=True`` continues
+    it). In a distributed run only the main process gets records back; the others get an empty list.
     """
     from clue_core import runner
     from clue_core.config import names, run_request
@@ -76,7 +76,7 @@ def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: Pa
     tasks = names("tasks", tasks)
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits,
+                          overwrite=overwrite, limit=limit, first=first, cache_dir=cache_dir, splits=splits,
                           command=["clue_core.api.run", *tasks])
     if echo is not None and not callable(echo):
         raise ArgumentError(f"echo: expected a function of one line (or None for silence), got "
@@ -93,8 +93,8 @@ def run(tasks: str | Sequence[str] = (), model: str | None = None, *, config: Pa
 def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: PathLike | None = None,
          sample: bool | None = None, data_dir: PathLike | None = None, output_dir: PathLike | None = None,
          seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
-         resume: bool = False, overwrite: bool = False, limit: int | None = None, cache_dir: PathLike | None = None,
-         splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
+         resume: bool = False, overwrite: bool = False, limit: int | None = None, first: int | None = None,
+         cache_dir: PathLike | None = None, splits: str | Sequence[str] | None = None, kernel: Kernel | None = None,
          override_sources: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """``clue-core run --dry-run``: what would run, with every resolved setting and its source; the
     arguments are :func:`run`'s, and ``override_sources`` names where an override came from where that
@@ -104,7 +104,7 @@ def plan(tasks: str | Sequence[str] = (), model: str | None = None, *, config: P
 
     request = run_request(tasks=tasks, model=model, config_file=config, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, splits=splits,
+                          overwrite=overwrite, limit=limit, first=first, cache_dir=cache_dir, splits=splits,
                           override_sources=override_sources)
     return runner.dry_run_plan(_kernel(kernel), request)
 

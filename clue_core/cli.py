@@ -180,11 +180,8 @@ def run(ctx: click.Context, tasks: tuple[str, ...], model: str | None, data_dir:
 
     request = run_request(tasks=tasks, model=model, config_file=config_file, data_dir=data_dir, sample=sample,
                           output_dir=output_dir, seed=seed, overrides=overrides, no_train=no_train, resume=resume,
-                          overwrite=overwrite, limit=limit, cache_dir=cache_dir, command=sys.argv[:], splits=splits)
-    if first is not None:
-        if limit is not None:
-            raise ClueError("choose --limit (a seeded subset) or --first (the first N), not both")
-        request.limit, request.first = first, True
+                          overwrite=overwrite, limit=limit, first=first, cache_dir=cache_dir, command=sys.argv[:],
+                          splits=splits)
     kernel = get_kernel(ctx)
     if dry_run:
         plan = runner.dry_run_plan(kernel, request)

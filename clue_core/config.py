@@ -113,7 +113,7 @@ def parse_override(text: str) -> tuple[str, str]:
 def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_file: str | Path | None = None,
                 data_dir: str | Path | None = None, sample: bool | None = None, output_dir: str | Path | None = None,
                 seed: int | None = None, overrides: Mapping[str, Any] | Sequence[str] = (), no_train: bool = False,
-                resume: bool = False, overwrite: bool = False, limit: int | None = None,
+                resume: bool = False, overwrite: bool = False, limit: int | None = None, first: int | None = None,
                 cache_dir: str | Path | None = None, command: Sequence[str] = (),
                 splits: str | Sequence[str] | None = None, override_sources: Mapping[str, str] | None = None
                 ) -> RunRequest:
@@ -121,10 +121,14 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
 
     The ``run`` command and :func:`clue_core.api.run` both call it, so a flag wins over the
     file the same way everywhere. ``overrides`` are ``--set`` texts (``"key=value"``) or a
-    mapping of already typed values.
+    mapping of already typed values. ``first`` is ``--first N``: a limit of the first N examples in file
+    order instead of a seeded draw of ``limit``.
     """
     tasks, model, seed, limit = names("tasks", tasks), _text("model", model), _integer("seed", seed), _integer(
         "limit", limit)
+    first = _integer("first", first)
+    if first is not None and limit is not None:
+        raise ClueError("choose --limit (a seeded subset) or --first (the first N), not both")
     sample = _flag("sample", sample) if sample is not None else None
     no_train, resume, overwrite = _flag("no_train", no_train), _flag("resume", resume), _flag("overwrite", overwrite)
     config_file, data_dir, output_dir, cache_dir = (_path(n, v) for n, v in (
@@ -158,7 +162,8 @@ def run_request(*, tasks: Sequence[str] = (), model: str | None = None, config_f
         overrides=typed,
         override_sources=dict(override_sources or {}),
         config_file=str(config_file) if config_file else None,
-        limit=limit if limit is not None else config.get("limit"),
+        limit=first if first is not None else limit if limit is not None else config.get("limit"),
+        first=first is not None,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
         no_train=no_train,
         resume=resume,

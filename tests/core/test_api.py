@@ -83,3 +83,19 @@ def test_report_without_the_report_plugin_raises_the_install_line(home, monkeypa
     monkeypatch.setenv("CLUE_DISABLE_PLUGINS", "clue-report")
     with pytest.raises(ClueError, match="'clue-core report' comes with the clue-report plugin"):
         api.report([home], kernel=Kernel())
+
+
+def test_run_first_takes_the_first_examples_as_the_cli_does(home, run_cli):
+    """``api.run(first=N)`` is ``--first N``: the first N dev examples in file order, recorded as such;
+    with ``limit`` beside it, the command's refusal."""
+    [record] = api.run(["afqmc"], model="baseline", sample=True, output_dir=home / "api", first=3)
+    cli = run_cli("run", "afqmc", "--model", "baseline", "--sample", "--first", "3", "-o", home / "cli")
+    assert cli.exit_code == 0, cli.output
+    ids = [p.id for p in record.predictions("dev")]
+    assert len(ids) == 3 and record.manifest.first and record.manifest.limit == 3
+    with open(home / "cli" / "afqmc" / "predictions" / "dev.jsonl", encoding="utf-8") as lines:
+        assert [json.loads(line)["id"] for line in lines] == ids
+    [row] = api.plan(["afqmc"], model="baseline", sample=True, first=3)
+    assert row["task"] == "afqmc"
+    with pytest.raises(ClueError, match="not both"):
+        api.run(["afqmc"], model="baseline", sample=True, output_dir=home / "both", first=3, limit=3)
