@@ -3,21 +3,24 @@
 :func:`spec_problems` runs for every spec without importing any plugin code: names of metrics
 and writers resolve through the registry, ``module:attr`` references are only checked for their
 shape, the primary metric must be produced by the task's metrics, tuple fields must be tuples,
-the sample folder must exist. A failing spec is dropped onto its plugin's row. The deep checks a
-user asks for (``clue-core check``: import every reference, read each sample end to end) are a
-feature, not kernel: the built-in plugin's ``clue_builtin.deep_checks``.
+the sample folder must exist, a kind's example type must be no earlier kind's (by its path; an
+alias through a plugin's own module is refused once the type is imported, by :mod:`clue_core.kinds`).
+A failing spec is dropped onto its plugin's row. The deep checks a user asks for (``clue-core check``:
+import every reference, read each sample end to end) are a feature, not kernel: the built-in plugin's
+``clue_builtin.deep_checks``.
 """
 
 from __future__ import annotations
 
 import string
+import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.expansion import expansion_problems
 from clue_core.fetching import spec_problems as data_hook_problems
-from clue_core.kinds import kind_typos
+from clue_core.kinds import kind_typos, note_owner
 from clue_core.prompt_variants import prompt_problems  # the prompt and each variant's wording of it
 from clue_core.specs import (
     CommandSpec,
@@ -163,14 +166,47 @@ def _prompt_problems(task: TaskSpec, allowed: set[str]) -> list[str]:
     return problems
 
 
-def _kind_problems(kind: Any) -> list[str]:  # gold: an attribute or a reference; check_example, record_gold: optional
+def _kind_problems(kernel: Registry, kind: Any) -> list[str]:
+    """Its name, fields and references (gold: an attribute or a reference; check_example, record_gold:
+    optional), and an example type of its own."""
     refs = [name for name in ("example", "check_prediction", "check_example", "gold", "record_gold")
             if (name in ("example", "check_prediction", "gold") or getattr(kind, name) is not None)
             and not (name == "gold" and isinstance(kind.gold, str) and kind.gold.isidentifier())]
     named = isinstance(kind.name, str) and kind.name.split() == [kind.name]  # tasks, models, manifests name it
+    owner = kernel.owner.get(("kinds", kind.name))
+    if owner is not None:  # a refusal of two kinds of one type at run time names the plugins (kinds._match)
+        note_owner(kind, owner)
     return ([] if named else [f"kind name must be one word, got {kind.name!r}"]) + _tuple_problems(kind) + (
         [] if isinstance(kind.open, bool) else [f"open must be true or false, got {kind.open!r}"]) + [
-        f"{n} must be 'module:attr', got {getattr(kind, n)!r}" for n in refs if not _is_ref(getattr(kind, n))]
+        f"{n} must be 'module:attr', got {getattr(kind, n)!r}" for n in refs if not _is_ref(getattr(kind, n))
+    ] + _shared_type_problems(kernel, kind)
+
+
+def _example_path(ref: Any) -> Any:
+    """A kind's example reference as the defining module's path, importing nothing: a class is its own
+    path, ``clue_core.plugin``'s re-exports (``clue_core.plugin:ClassificationExample``) their module's. An
+    alias through a plugin's own module shows only once the type is imported (``kinds._match`` refuses it)."""
+    if isinstance(ref, type):
+        return f"{ref.__module__}:{ref.__qualname__}"
+    if isinstance(ref, str) and ref.startswith("clue_core.plugin:"):
+        # its lazy re-exports' name -> "module:attr"; asked of the module the plugins' hook modules imported, not
+        # imported here (it imports the api, which imports the kernel, which imports this module)
+        lazy = getattr(sys.modules.get("clue_core.plugin"), "_LAZY", {})
+        return lazy.get(ref.partition(":")[2], ref)
+    return ref
+
+
+def _shared_type_problems(kernel: Registry, kind: Any) -> list[str]:
+    """A kind declaring an example type a kind registered before it declares: an example's kind (its gold,
+    its record) is found by its type, so the later kind's tasks would be scored with the other's gold."""
+    path = _example_path(kind.example)
+    for other in kernel.kinds.values():
+        if other is kind:
+            return []
+        if _example_path(other.example) == path:
+            return [f"example type {kind.example} is already kind {other.name!r}'s (plugin "
+                    f"{kernel.owner.get(('kinds', other.name), 'unknown')}); each kind needs its own type"]
+    return []
 
 
 def _model_problems(kernel: Registry, model: ModelSpec) -> list[str]:
@@ -227,7 +263,7 @@ def spec_problems(kernel: Registry, registry: str, spec: Any) -> list[str]:
     if registry == "metrics":
         return _metric_problems(kernel, spec)
     if registry == "kinds":
-        return _kind_problems(spec)
+        return _kind_problems(kernel, spec)
     if registry == "commands":
         return _command_problems(spec)
     if registry == "report_sections":

@@ -24,6 +24,7 @@ without importing another plugin.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -66,6 +67,20 @@ class KindSpec(SpecMixin):
     prompt_fields: tuple[str, ...] = ()
     open: bool = False
     record_gold: Ref | None = None
+
+
+#: ``(kind name, its example reference) -> the plugin declaring it``, as a kernel's checks saw it, so
+#: that the refusal of two kinds of one example type names their plugins (a spec does not know its plugin).
+_OWNERS: dict[tuple[str, str], str] = {}
+
+
+def note_owner(spec: KindSpec, plugin: str) -> None:
+    """Remember which plugin declares ``spec`` (the kernel's spec checks call this for every kind)."""
+    _OWNERS[(spec.name, str(spec.example))] = plugin
+
+
+def _owner(spec: KindSpec) -> str:
+    return _OWNERS.get((spec.name, str(spec.example)), "unknown")
 
 
 def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
@@ -153,6 +168,8 @@ def _read_installed() -> None:
         except Exception:  # reported by the kernel that loads the plugin, not here
             continue
         fresh = [spec for spec in found if spec.name not in _DECLARED]
+        for spec in fresh:
+            note_owner(spec, point.name)
         declare(fresh, standing=[spec.name for spec in fresh] if point.name == BUILTIN_PLUGIN else ())
 
 
@@ -177,24 +194,46 @@ def _gold_accessor(spec: KindSpec) -> Callable[[Any], Any]:
     return lambda example: getattr(example, attr, None)
 
 
+def _names(ref: Ref, kind: type, own: str) -> bool:
+    """``ref`` is ``kind``, found without importing anything new: by its path, or through a module the
+    process already imported (a kind's tasks read their examples after importing their type, so an alias
+    that matters for this process's examples is loaded by then)."""
+    if ref == own or ref is kind:
+        return True
+    module = ref.partition(":")[0] if isinstance(ref, str) else None
+    if module is None or module not in sys.modules:
+        return False
+    try:
+        return resolve(ref) is kind
+    except (ImportError, AttributeError, ValueError):
+        return False
+
+
 def _match(specs: Mapping[str, KindSpec], kind: type) -> tuple[KindSpec, Callable[[Any], Any]] | None:
-    """The kind whose example type ``kind`` is: by name first (imports nothing), then the kind declaring
-    ``kind`` itself (a type re-exported under another path: ``kattack.types:Pair``), then the one declaring
-    its nearest base class (a subclass of a shared type that no kind declares is still that kind's)."""
+    """The kind whose example type ``kind`` is: the kinds naming ``kind`` itself (by its path, or a re-export
+    under another path: ``kattack.types:Pair``) without importing anything new, else the kinds declaring its
+    nearest base class (a subclass of a shared type that no kind declares is still that kind's), importing
+    every kind's type. Two kinds of one type are refused: which one's gold an example has would be a guess."""
     own = f"{kind.__module__}:{kind.__qualname__}"
-    named = next((spec for spec in specs.values() if spec.example == own), None)
-    if named is not None:
-        return named, _gold_accessor(named)
-    declared: dict[type, KindSpec] = {}
-    for spec in specs.values():
-        try:
-            example_type = resolve(spec.example)
-        except (ImportError, AttributeError, ValueError):
-            continue
-        if isinstance(example_type, type):
-            declared.setdefault(example_type, spec)
-    spec = next((declared[base] for base in kind.__mro__ if base in declared), None)
-    return None if spec is None else (spec, _gold_accessor(spec))
+    claims = [spec for spec in specs.values() if _names(spec.example, kind, own)]
+    if not claims:
+        declared: dict[type, list[KindSpec]] = {}
+        for spec in specs.values():
+            try:
+                example_type = resolve(spec.example)
+            except (ImportError, AttributeError, ValueError):
+                continue
+            if isinstance(example_type, type):
+                declared.setdefault(example_type, []).append(spec)
+        claims = next((declared[base] for base in kind.__mro__ if base in declared), [])
+    if len(claims) > 1:
+        from clue_core.errors import PluginError
+
+        first, second = claims[:2]
+        raise PluginError(f"example type {own} is kind {first.name!r}'s (plugin {_owner(first)}, as {first.example}) "
+                          f"and kind {second.name!r}'s (plugin {_owner(second)}, as {second.example}): an example's "
+                          f"kind is found by its type, so each kind needs its own (disable one: CLUE_DISABLE_PLUGINS)")
+    return (claims[0], _gold_accessor(claims[0])) if claims else None
 
 
 def spec_for(example: Any) -> tuple[KindSpec, Callable[[Any], Any]] | None:

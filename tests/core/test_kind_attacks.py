@@ -207,7 +207,8 @@ def impl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "impl.py").write_text(textwrap.dedent(IMPL), encoding="utf-8")
-    (package / "types.py").write_text("from kattack.impl import Pair  # the type, re-exported\n", encoding="utf-8")
+    (package / "types.py").write_text("from kattack.impl import Pair, Tagged  # the types, re-exported\n",
+                                        encoding="utf-8")
     monkeypatch.syspath_prepend(str(package.parent))
     declared, by_type = dict(kinds._DECLARED), dict(kinds._BY_TYPE)
     yield
@@ -494,21 +495,44 @@ def test_without_a_kernel_a_disabled_plugins_kinds_are_not_read(tmp_path: Path) 
 # -- kinds sharing an example type -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="clue_core/checks.py (_kind_problems; at its 400-line limit, so not edited "
-                   "here) or kernel.py (_check_duplicates): a kind declaring an example type another kind already "
-                   "declared is accepted, and its tasks get the first kind's gold")
-def test_a_kind_declaring_another_kinds_example_type_is_its_plugins_error(isolated_kernel: Kernel) -> None:
+@pytest.mark.parametrize("example", ["clue_core.plugin:ClassificationExample",
+                                     "clue_core.examples:ClassificationExample"])  # the type the re-export names
+def test_a_kind_declaring_another_kinds_example_type_is_its_plugins_error(isolated_kernel: Kernel,
+                                                                          example: str) -> None:
     """An example's kind is found by its type: two kinds of one type would share one gold (the first
-    declared's), so the second kind's tasks were scored against the other kind's gold without a word."""
+    declared's), so the second kind's tasks were scored against the other kind's gold without a word.
+    The kernel's own re-exports are seen at load time, without importing anything."""
     from clue_core.examples import ClassificationExample, gold_of
 
-    shared = replace(KIND, name="pair-shared", example="clue_core.plugin:ClassificationExample", gold="text_pair",
-                     check_example=None)
+    shared = replace(KIND, name="pair-shared", example=example, gold="text_pair", check_example=None)
     info = kernel_with(isolated_kernel, Plugin([shared], extras=False)).plugins[-1]
-    assert info.status == "error" and "example type clue_core.plugin:ClassificationExample is already kind " \
-        "'classification''s" in info.error, info.error
-    assert "pair-shared" not in isolated_kernel.kinds
+    assert info.status == "error" and f"example type {example} is already kind 'classification''s (plugin " \
+        "builtin)" in info.error, info.error
+    assert "pair-shared" not in isolated_kernel.kinds and "classification" in isolated_kernel.kinds
     assert gold_of(ClassificationExample(1, "a", text_pair="b", label="1")) == "1"
+
+
+def test_one_plugins_two_kinds_of_one_type_the_second_is_dropped(isolated_kernel: Kernel) -> None:
+    twin = replace(KIND, name="tagging-twin")
+    info = kernel_with(isolated_kernel, Plugin([KIND, twin], extras=False)).plugins[-1]
+    assert "kind 'tagging-twin' dropped: example type kattack.impl:Tagged is already kind 'tagging-attack''s " \
+        "(plugin kattack)" in str(info.error), info.error
+    assert KIND.name in isolated_kernel.kinds and "tagging-twin" not in isolated_kernel.kinds
+
+
+def test_a_kind_declaring_another_kinds_type_through_a_plugins_re_export_is_one_line_at_run_time(
+        run_cli, isolated_kernel: Kernel, tmp_path: Path) -> None:
+    """``kattack.types:Tagged`` is ``kattack.impl:Tagged``: seeing it needs the plugin's module imported,
+    which listing never does, so the run that reads the type refuses, naming both kinds and plugins (it
+    scored the task with the other kind's gold, the tokens, without a word)."""
+    first = replace(KIND, name="tagging-first", gold="tokens")
+    kernel = kernel_with(isolated_kernel, Plugin([first], extras=False), name="kfirst")
+    kernel = kernel_with(kernel, Plugin([replace(KIND, example="kattack.types:Tagged")], [task()]))
+    assert row(kernel, "kfirst").status == "ok" and row(kernel, "kattack").status == "ok"  # nothing imported
+    one_error_line(run(run_cli, kernel, tmp_path), "example type kattack.impl:Tagged",
+                   "kind 'tagging-first''s (plugin kfirst, as kattack.impl:Tagged)",
+                   "kind 'tagging-attack''s (plugin kattack, as kattack.types:Tagged)")
+    assert not (tmp_path / "out" / "toy-attack").exists()
 
 
 def test_a_subclassed_example_type_finds_its_own_kind(isolated_kernel: Kernel) -> None:
