@@ -204,7 +204,8 @@ def _shared_type_problems(kernel: Registry, kind: Any) -> list[str]:
         if other is kind:
             return []
         if _example_path(other.example) == path:
-            return [f"example type {kind.example} is already kind {other.name!r}'s (plugin "
+            shown = kind.example if isinstance(kind.example, str) else path  # a class: its path
+            return [f"example type {shown} is already kind {other.name!r}'s (plugin "
                     f"{kernel.owner.get(('kinds', other.name), 'unknown')}); each kind needs its own type"]
     return []
 

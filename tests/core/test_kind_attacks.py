@@ -496,17 +496,19 @@ def test_without_a_kernel_a_disabled_plugins_kinds_are_not_read(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("example", ["clue_core.plugin:ClassificationExample",
-                                     "clue_core.examples:ClassificationExample"])  # the type the re-export names
+                                     "clue_core.examples:ClassificationExample", None])  # None: the class
 def test_a_kind_declaring_another_kinds_example_type_is_its_plugins_error(isolated_kernel: Kernel,
-                                                                          example: str) -> None:
+                                                                          example: str | None) -> None:
     """An example's kind is found by its type: two kinds of one type would share one gold (the first
     declared's), so the second kind's tasks were scored against the other kind's gold without a word.
     The kernel's own re-exports are seen at load time, without importing anything."""
     from clue_core.examples import ClassificationExample, gold_of
 
-    shared = replace(KIND, name="pair-shared", example=example, gold="text_pair", check_example=None)
+    shared = replace(KIND, name="pair-shared", example=example or ClassificationExample, gold="text_pair",
+                     check_example=None)
     info = kernel_with(isolated_kernel, Plugin([shared], extras=False)).plugins[-1]
-    assert info.status == "error" and f"example type {example} is already kind 'classification''s (plugin " \
+    shown = example or "clue_core.examples:ClassificationExample"
+    assert info.status == "error" and f"example type {shown} is already kind 'classification''s (plugin " \
         "builtin)" in info.error, info.error
     assert "pair-shared" not in isolated_kernel.kinds and "classification" in isolated_kernel.kinds
     assert gold_of(ClassificationExample(1, "a", text_pair="b", label="1")) == "1"
