@@ -236,6 +236,13 @@ def run_side(python: str, side: str, job: dict, scratch: Path) -> dict | str:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def threads(text: str) -> int:
+    """``--threads``: a count, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a thread count (0 or more)")
+    return int(text)
+
+
 def row(result: dict) -> str:
     """Seconds, CPU seconds and the load average before and after (results of older runs have no CPU or load)."""
     load = result.get("load") or [float("nan")] * 2
@@ -261,7 +268,7 @@ def main() -> None:
     parser.add_argument("--lm-eval-batch", type=int, action="append", help="lm-eval's batch_size (repeatable; 1)")
     parser.add_argument("--lm-eval-python", default="/tmp/lmeval/bin/python")
     parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads per side (0: torch's default)")
+    parser.add_argument("--threads", type=threads, default=0, help="torch threads per side (0: torch's default)")
     parser.add_argument("--keep", type=Path, default=None, help="a folder keeping each side's job and result")
     parser.add_argument("--side", choices=("ours", "generate", "lm-eval"), help=argparse.SUPPRESS)
     parser.add_argument("job", nargs="?", help=argparse.SUPPRESS)
