@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import string
 import sys
+from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.expansion import expansion_problems
 from clue_core.fetching import spec_problems as data_hook_problems
-from clue_core.kinds import kind_typos, note_owner
+from clue_core.kinds import note_owner
 from clue_core.prompt_variants import prompt_problems  # the prompt and each variant's wording of it
 from clue_core.specs import (
     CommandSpec,
@@ -36,6 +37,21 @@ if TYPE_CHECKING:  # the Protocol, not the kernel: the kernel imports this modul
     from clue_core.registry import Registry
 
 _SETTING_TYPES = (bool, int, float, str)
+
+
+def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
+    """A model's or metric's kinds that no plugin declares and that are a typo of one that is.
+
+    Any other undeclared kind is the kind of a plugin not installed here (the LLM models name the
+    open-question kind whether or not the plugin declaring it is there): disabling that plugin must not
+    break this one, so only a near miss is a problem (a task's kind, by contrast, must be declared).
+    """
+    from clue_core.settings import typos
+
+    declared = set(known)
+    unknown = [kind for kind in kinds if kind not in declared] if isinstance(kinds, tuple) else []
+    return [f"unknown kind {kind!r}; did you mean {' or '.join(map(repr, near))}?" for kind in unknown
+            if (near := typos(str(kind), declared))]
 
 
 def _is_ref(value: Any) -> bool:

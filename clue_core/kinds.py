@@ -83,21 +83,6 @@ def _owner(spec: KindSpec) -> str:
     return _OWNERS.get((spec.name, str(spec.example)), "unknown")
 
 
-def kind_typos(kinds: Any, known: Iterable[str]) -> list[str]:
-    """A model's or metric's kinds that no plugin declares and that are a typo of one that is.
-
-    Any other undeclared kind is the kind of a plugin not installed here (the LLM models name the
-    open-question kind whether or not the plugin declaring it is there): disabling that plugin must not
-    break this one, so only a near miss is a problem (a task's kind, by contrast, must be declared).
-    """
-    from clue_core.settings import typos
-
-    declared = set(known)
-    unknown = [kind for kind in kinds if kind not in declared] if isinstance(kinds, tuple) else []
-    return [f"unknown kind {kind!r}; did you mean {' or '.join(map(repr, near))}?" for kind in unknown
-            if (near := typos(str(kind), declared))]
-
-
 class _Table:
     """Kinds by name and, filled as examples are met, example type -> (its kind, its gold accessor) or
     None for a type of no kind: one kernel's while its run (or scoring) reads examples, or the process's."""
