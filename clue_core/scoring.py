@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError, PluginError
 from clue_core.examples import Example, MetricResult, Prediction, gold_of
-from clue_core.kinds import kind_spec, using
+from clue_core.kinds import KindSpec, kind_spec, using
 from clue_core.settings import ResolvedSettings
 from clue_core.specs import MetricSpec, TaskSpec, resolve
 
@@ -30,8 +30,8 @@ Decode = Callable[[Sequence[Example], Sequence[Prediction]], Sequence[Prediction
 #: by name, or None (scoring a predictions file: every step gets its declared defaults).
 RunSettings = ResolvedSettings | Mapping[str, Any] | None
 
-#: Each of a task's metrics with the values of its own declared settings (None: it declares none).
-MetricStep = tuple[MetricSpec, "dict[str, Any] | None"]
+#: Each of a task's metrics: its spec, its function, its own settings' values (None: it declares none).
+MetricStep = tuple[MetricSpec, Callable[..., Any], "dict[str, Any] | None"]
 MetricSteps = Iterable[MetricStep]
 
 
@@ -48,57 +48,52 @@ class Scored:
 
 
 class TaskScoring:
-    """One task's decode step and metrics, bound once to its run's settings.
-
-    Built before training, since a learner may score dev while it trains (:meth:`score_dev`
-    is ``context.score``); asked once after it (:meth:`results`) for every split's predictions
-    and the dev scores. Each metric is looked up and given its settings here, in one place;
-    only its code is imported when it first scores, as before.
-    """
+    """One task's scoring, bound once before training (a learner may score dev while it trains:
+    :meth:`score_dev` is ``context.score``), asked once after it (:meth:`results`): the kind's spec and
+    check, each metric's function and its own settings' values, the decode step. Code of these that does
+    not import is its one line before training, not after it; the methods look nothing up again."""
 
     def __init__(self, kernel: Registry, task: TaskSpec, dev: Sequence[Example], settings: RunSettings,
                  extra_metrics: Sequence[str] = ()) -> None:
         # ``extra_metrics``: metrics the run's learner adds to the task's (an LLM's circular evaluation
         # scores what only it recorded in its predictions' raw); the task's own come first and stay primary
-        metrics = [kernel.metric(name) for name in dict.fromkeys((*task.metrics, *extra_metrics))]
-        resolved = ResolvedSettings.of(settings)
-        self.steps: list[MetricStep] = [(spec, resolved.values_for(spec.settings) if spec.settings else None)
-                                        for spec in metrics]
-        self.decode = bind_decode(task, resolved)
-        self.task, self.dev = task, dev
-        self.kinds = kernel.kinds  # its examples scored as this kernel declares their kind (kinds.using)
+        self.task, self.dev, self.kinds = task, dev, kernel.kinds  # its kind as this kernel declares it
+        self.decode = bind_decode(task, settings)
+        self.steps = list(metric_steps(kernel, (*task.metrics, *extra_metrics), settings))
+        with using(self.kinds):
+            self.kind = kind = kind_spec(task.kind)
+        try:
+            self.check: Callable[..., str | None] = resolve(kind.check_prediction)
+        except Exception as exc:
+            raise PluginError(f"kind {kind.name}: check_prediction {kind.check_prediction} could not be loaded "
+                              f"({type(exc).__name__}: {exc})") from exc
 
     def score_dev(self, predictions: Sequence[Prediction]) -> dict[str, float]:
         """``context.score``: decode and score dev predictions exactly as the final scores are."""
         with using(self.kinds):
             aligned = decode_and_align(self.task, self.dev, predictions, self.decode)
-            return apply_metrics(self.task, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
+            return apply_metrics(self.kind, self.steps, self.dev, aligned).totals  # type: ignore[return-value]
 
     def results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext,
                 scored: Mapping[str, Sequence[Example]] | None = None) -> Scored:
         """Predict dev and score it, then each scored split (labelled, scored as dev is: FewCLUE's
-        ``test_public``), then predict each test version: the run's results, in that order, each
-        example's kind as this kernel declares it."""
-        with using(self.kinds):
-            return self._results(learner, tests, context, scored)
-
-    def _results(self, learner: Any, tests: Mapping[str, Sequence[Example]], context: RunContext,
-                 scored: Mapping[str, Sequence[Example]] | None) -> Scored:
-        task, dev, decode = self.task, self.dev, self.decode
+        ``test_public``), then predict each test version: the run's results, in that order. Asked inside
+        the runner's ``kinds.using`` (:meth:`score_dev` enters it: a learner may score on a thread of its own)."""
+        dev, steps = self.dev, self.steps
         cursor = context.cursor  # context.split: each progress line a learner prints names its split
         try:
             cursor.name = "dev"
-            dev_predictions = predict_checked(learner, dev, task, decode)
-            detailed = apply_metrics(task, self.steps, dev, dev_predictions, context)
+            dev_predictions = predict_checked(learner, dev, self)
+            detailed = apply_metrics(self.kind, steps, dev, dev_predictions, context)
             extra = {}
             for split, examples in (scored or {}).items():
                 cursor.name = split
-                predictions = predict_checked(learner, examples, task, decode)
-                extra[split] = (examples, predictions, apply_metrics(task, self.steps, examples, predictions, context))
+                predictions = predict_checked(learner, examples, self)
+                extra[split] = (examples, predictions, apply_metrics(self.kind, steps, examples, predictions, context))
             tested = {}
             for version, examples in tests.items():
                 cursor.name = f"test {version}"
-                tested[version] = (examples, predict_checked(learner, examples, task, decode))
+                tested[version] = (examples, predict_checked(learner, examples, self))
         finally:
             cursor.name = ""
         return Scored(dev, dev_predictions, detailed, tested, extra)
@@ -127,9 +122,9 @@ def align(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Pre
     return ordered
 
 
-def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, decode: Decode | None
-                    ) -> list[Prediction]:
-    """Predict, apply the task's decode step, and insist on one prediction per example, in order."""
+def predict_checked(learner: Any, examples: Sequence[Example], bound: TaskScoring) -> list[Prediction]:
+    """Predict, decode, and insist on one prediction per example, in order, each of the task's kind."""
+    task = bound.task
     if not examples:
         return []
     predictions = list(learner.predict(examples))
@@ -138,21 +133,16 @@ def predict_checked(learner: Any, examples: Sequence[Example], task: TaskSpec, d
                           f"{len(examples)} examples")
     for prediction in predictions:
         _check_scores(task, prediction)
-    aligned = decode_and_align(task, examples, predictions, decode)
-    _check_values(task, examples, aligned)
+    aligned = decode_and_align(task, examples, predictions, bound.decode)
+    _check_values(task, bound.kind, bound.check, examples, aligned)
     return aligned  # type: ignore[return-value]
 
 
-def _check_values(task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None]) -> None:
+def _check_values(task: TaskSpec, kind: KindSpec, check: Callable[..., str | None], examples: Sequence[Example],
+                  predictions: Sequence[Prediction | None]) -> None:
     """A model's answers are of the task's kind (the check a leaderboard file gets), so a model returning
     a malformed value is one line naming it, not a traceback from deep inside a metric. ``None`` is no
     answer (an LLM's unparsable one), which metrics count as wrong."""
-    kind = kind_spec(task.kind)
-    try:
-        check = resolve(kind.check_prediction)
-    except Exception as exc:
-        raise PluginError(f"kind {kind.name}: check_prediction {kind.check_prediction} could not be loaded "
-                          f"({type(exc).__name__}: {exc})") from exc
     for example, prediction in zip(examples, predictions):
         if prediction is None or prediction.value is None:
             continue
@@ -184,8 +174,7 @@ def decode_and_align(task: TaskSpec, examples: Sequence[Example], predictions: S
 
 
 def score(kernel: Registry, task: TaskSpec, examples: Sequence[Example], predictions: Sequence[Prediction | None],
-          settings: RunSettings = None, context: RunContext | None = None
-          ) -> dict[str, float]:
+          settings: RunSettings = None, context: RunContext | None = None) -> dict[str, float]:
     """All of the task's metrics merged into one mapping of totals."""
     return score_detailed(kernel, task, examples, predictions, settings, context).totals  # type: ignore[return-value]
 
@@ -193,39 +182,48 @@ def score(kernel: Registry, task: TaskSpec, examples: Sequence[Example], predict
 def score_detailed(kernel: Registry, task: TaskSpec, examples: Sequence[Example],
                    predictions: Sequence[Prediction | None], settings: RunSettings = None,
                    context: RunContext | None = None) -> MetricResult:
-    """Totals, per-example values and details of every metric of the task (empty without gold).
-
-    Each metric is looked up as it comes to score (lazily: none without gold), as a run's are; the
-    examples' gold is where ``kernel`` declares their kind has it (``evaluate``'s, not the process's).
-    """
-    resolved = ResolvedSettings.of(settings)
-    steps = ((spec, resolved.values_for(spec.settings) if spec.settings else None)
-             for spec in (kernel.metric(name) for name in task.metrics))
+    """Totals, per-example values and details of every metric of the task (empty without gold), each looked
+    up as it comes to score; the examples' gold where ``kernel`` declares their kind has it (``evaluate``'s)."""
     with using(kernel.kinds):
-        return apply_metrics(task, steps, examples, predictions, context)
+        return apply_metrics(kind_spec(task.kind), metric_steps(kernel, task.metrics, settings), examples,
+                             predictions, context)
 
 
-def apply_metrics(task: TaskSpec, steps: MetricSteps, examples: Sequence[Example],
+def metric_steps(kernel: Registry, names: Iterable[str], settings: RunSettings) -> MetricSteps:
+    """Each named metric (once), its function and its own settings' values, bound as it is iterated."""
+    resolved = ResolvedSettings.of(settings)
+    for spec in (kernel.metric(name) for name in dict.fromkeys(names)):
+        try:
+            compute = resolve(spec.compute)
+        except ClueError:
+            raise
+        except Exception as exc:  # a metric whose code does not import: one line naming it
+            raise PluginError(f"metric {spec.name} raised {type(exc).__name__}: {exc}") from exc
+        yield spec, compute, resolved.values_for(spec.settings) if spec.settings else None
+
+
+def apply_metrics(kind: KindSpec, steps: MetricSteps, examples: Sequence[Example],
                   predictions: Sequence[Prediction | None], context: RunContext | None = None) -> MetricResult:
     """Every metric of ``steps`` merged: totals, per-example values and details (empty without gold).
 
     A kind whose spec is ``open`` (open questions, judged by a model) is scored without
     gold too. Each metric gets its own copy of its settings (a metric that changes
-    them cannot change the next scoring's), and its code is imported only when it scores.
+    them cannot change the next scoring's); ``steps`` may be lazy (:func:`metric_steps`), so without gold
+    no metric is even looked up.
     """
     totals: dict[str, float] = {}
     per_example: dict[str, Sequence[float | None]] = {}
     details: list[dict[str, Any] | None] = [None] * len(examples)
-    if not kind_spec(task.kind).open and not any(gold_of(e) is not None for e in examples):
+    if not kind.open and not any(gold_of(e) is not None for e in examples):
         return MetricResult(totals, per_example)
-    for spec, values in steps:
+    for spec, compute, values in steps:
         kwargs: dict[str, Any] = {}
         if values is not None:
             kwargs["settings"] = dict(values)
         if spec.uses_model:
             kwargs["context"] = context
         try:
-            result = resolve(spec.compute)(examples, predictions, **kwargs)
+            result = compute(examples, predictions, **kwargs)
         except (ClueError, KeyboardInterrupt):  # the metric's own one-line errors, and Ctrl-C, as they are
             raise
         except Exception as exc:  # a plugin's metric failing: one line naming it (--strict shows the traceback)
