@@ -1,11 +1,12 @@
 """Where a task's files come from: bundled samples, the user's folder or archive, or a fetcher.
 
 A user's own archive (``--data-dir x.zip``) goes to the opener plugin that takes it (the
-``clue_data_openers`` hook, :func:`clue_core.fetching.open_file`; ``clue-data`` unpacks zips,
+``clue_data_openers`` hook, :func:`clue_core.fetching.source_folder`; ``clue-data`` unpacks zips,
 safely, into ``clue_home()/extracted/<sha256>/``) and comes back a folder. With no folder and no
 sample, a fetcher plugin (the ``clue_data_fetchers`` hook; ``clue-data`` downloads the official
 archives) brings the task's files. This module decides which folder a task reads and words
-failures for the user: every one is a :class:`DataError` with one line the CLI can print.
+failures for the user: every one is a :class:`DataError` with one line the CLI can print. It asks
+:mod:`clue_core.fetching` once, last, for a source it does not read itself (an archive or a fetcher).
 Unpacking, caching and their locks are the plugins' (issue 30): the kernel writes nothing here.
 
 Files an opener made of a user's archive are the user's files: :func:`display_path` and
@@ -196,18 +197,19 @@ def resolve_task_data(
         if data_dir is not None:
             raise DataError("choose either the bundled sample or a data folder, not both")
         return sample_dir(task)
+    archive = None
     if data_dir is not None:
-        return _user_data(task, Path(data_dir).expanduser(), openers or {}, owners)
-    fetcher = fetching.choose(task, fetchers or {})
-    if not download:
-        where = fetching.location(fetcher, task, owners)
-        if where is not None and where.is_dir():
-            return where
-        raise DataError(
-            f"no data for task {task.name} in {clue_home()}: run `clue-core download {task.name}` "
-            "or pass --data-dir with your copy"
-        )
-    return fetching.fetch(fetcher, task, progress=True, owners=owners)
+        found, is_archive = _user_data(task, Path(data_dir).expanduser(), openers or {})
+        if not is_archive:
+            return found
+        archive = found
+    folder, plugin = fetching.source_folder(task, archive, fetchers or {}, openers or {}, owners, download=download)
+    if folder is None:
+        raise DataError(f"no data for task {task.name} in {clue_home()}: run `clue-core download {task.name}` "
+                        "or pass --data-dir with your copy")
+    if archive is not None and isinstance(plugin, fetching.OpenerSpec):  # messages name the archive, not the copy
+        _OPENED[os.path.abspath(folder)] = (archive, plugin, owners)
+    return folder
 
 
 def _not_files(folder: Path, names: Iterable[str]) -> str:
@@ -221,14 +223,15 @@ def _not_files(folder: Path, names: Iterable[str]) -> str:
     return ""
 
 
-def _user_data(task: TaskSpec, path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None) -> Path:
-    """Interpret a user-given ``--data-dir`` (folder, archive, or parent of either)."""
+def _user_data(task: TaskSpec, path: Path, openers: Mapping[str, OpenerSpec]) -> tuple[Path, bool]:
+    """Interpret a user-given ``--data-dir`` (folder, archive, or parent of either): the task's folder, or
+    its archive for an opener (True)."""
     hint = ""
     try:
         if not path.exists():
             raise DataError(f"{path}: no such file or folder")
         if path.is_file():
-            return _open(path, openers, owners)
+            return path, True
         if not path.is_dir():  # a pipe, a device, a socket: reading one could block; no folder to look in
             mode = path.stat().st_mode
             what = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
@@ -239,16 +242,16 @@ def _user_data(task: TaskSpec, path: Path, openers: Mapping[str, OpenerSpec], ow
         for name in _folder_names(task):
             entry = entries.get(name.lower())
             if entry is not None and entry.is_dir():
-                return entry
+                return entry, False
         for name in _archive_names(task, openers):
             entry = entries.get(name.lower())
             if entry is not None and entry.is_file():
-                return _open(entry, openers, owners)
+                return entry, True
         is_task_folder, elsewhere = _holds_task_files(path, task)
         if is_task_folder:
-            return path
+            return path, False
         if elsewhere is not None and path.name.lower() in {n.lower() for n in _folder_names(task)}:
-            return path  # the task's own folder, its files inside a wrapper folder (readers search nested)
+            return path, False  # the task's own folder, its files inside a wrapper folder (readers search nested)
         if elsewhere is not None:
             hint = f"; {elsewhere} is not named after {task.name}: pass it as --data-dir if it is {task.name}'s"
         hint = hint or _not_files(path, task.data_files)
@@ -296,10 +299,3 @@ def _holds_task_files(path: Path, task: TaskSpec) -> tuple[bool, Path | None]:
             return True, None
         elsewhere = elsewhere or found.parent
     return False, elsewhere
-
-
-def _open(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None) -> Path:
-    """The folder an opener makes of the user's archive, remembered so messages name the archive."""
-    folder, opener = fetching.open_file(path, openers, owners)
-    _OPENED[os.path.abspath(folder)] = (path, opener, owners)
-    return folder

@@ -7,7 +7,7 @@ official archives into the cache); the kernel only needs a folder. When the user
 beside clue-data: choosing silently by install order would read files from a source the user did
 not pick) — and :func:`fetch` asks it for the folder. No fetcher installed is one line saying what
 to do. A ``--data-dir`` that is a file (``x.zip``) goes to the opener (``clue_data_openers``) that
-takes its suffix, or else recognises its content (:func:`open_file`), and comes back a folder: the
+takes its suffix, or else recognises its content (:func:`source_folder`), and comes back a folder: the
 kernel reads folders only, unpacking nothing itself, so a ``.tar.gz`` is a plugin's matter too.
 A fetcher or opener is somebody else's code: whatever it raises or returns that is no folder
 (holding the task's files) is one :class:`PluginError` line naming it (and its plugin, given the
@@ -188,12 +188,20 @@ def describe(task: TaskSpec, fetchers: Mapping[str, FetcherSpec], owners: Owners
 # --------------------------------------------------------------------------- openers
 
 
-def open_file(path: Path, openers: Mapping[str, OpenerSpec], owners: Owners | None = None
-              ) -> tuple[Path, OpenerSpec]:
-    """The folder the opener taking ``path`` makes of it, and that opener; one line when none takes it,
-    and one :class:`PluginError` line naming the opener when what it returns is no folder."""
-    opener = _opener_for(path, openers, owners)
-    return _folder(opener, opener.open, owners, path), opener
+def source_folder(task: TaskSpec, archive: Path | None, fetchers: Mapping[str, FetcherSpec],
+                  openers: Mapping[str, OpenerSpec], owners: Owners | None = None, *, download: bool = True
+                  ) -> tuple[Path | None, FetcherSpec | OpenerSpec]:
+    """The one question the data lookup asks here: the folder of a source it does not read as it is, and the
+    plugin that answered. The user's ``archive`` is opened by the opener taking it; without one, the fetcher
+    brings the task's files (``download`` false: where they are, None when it has not got them)."""
+    if archive is not None:
+        opener = _opener_for(archive, openers, owners)
+        return _folder(opener, opener.open, owners, archive), opener
+    fetcher = choose(task, fetchers)
+    if download:
+        return fetch(fetcher, task, progress=True, owners=owners), fetcher
+    where = location(fetcher, task, owners)
+    return (where if where is not None and where.is_dir() else None), fetcher
 
 
 def archive_suffixes(openers: Mapping[str, OpenerSpec]) -> tuple[str, ...]:
