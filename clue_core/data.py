@@ -29,8 +29,10 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from clue_core import fetching
-from clue_core.errors import ClueError, DataError, InputError
-from clue_core.fetching import JUNK_NAMES, JUNK_PARTS, is_junk
+from clue_core.errors import ClueError, DataError, InputError, PluginError
+
+JUNK_PARTS = ("__MACOSX",)
+JUNK_NAMES = (".DS_Store",)
 
 if TYPE_CHECKING:
     from clue_core.fetching import FetcherSpec, OpenerSpec, Owners
@@ -50,6 +52,12 @@ __all__ = [
     "resolve_task_data",
     "sample_dir",
 ]
+
+
+def is_junk(path: Path | PurePosixPath) -> bool:
+    """Archive debris (macOS resource forks, Finder files) in a fetcher's, an opener's or a user's
+    folder, which the readers, the checksums and the openers' unpacking all ignore alike."""
+    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
 
 
 def find_file(root: Path, name: str, *, required: bool = True) -> Path | None:
@@ -209,6 +217,11 @@ def resolve_task_data(
                         "or pass --data-dir with your copy")
     if archive is not None and isinstance(plugin, fetching.OpenerSpec):  # messages name the archive, not the copy
         _OPENED[os.path.abspath(folder)] = (archive, plugin, owners)
+    elif download and task.data_files and not any(find_file(folder, n, required=False) for n in task.data_files):
+        # a fetcher's folder without any of the task's files (some may be optional: a test version) is its
+        # fault: the reader's own line would name a folder the user never chose
+        raise PluginError(f"{fetching.who(plugin, owners)}: {folder} holds none of {task.name}'s files "
+                          f"({', '.join(task.data_files)})")
     return folder
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clue_core.errors import ClueError, DataError, PluginError, did_you_mean
@@ -27,17 +27,9 @@ from clue_core.specs import Ref, SpecMixin, resolve
 
 FETCHER_ENV = "CLUE_FETCHER"
 """Names the fetcher to use when several are installed."""
-JUNK_PARTS = ("__MACOSX",)
-JUNK_NAMES = (".DS_Store",)
 
 if TYPE_CHECKING:
     from clue_core.specs import TaskSpec
-
-
-def is_junk(path: Path | PurePosixPath) -> bool:
-    """Archive debris (macOS resource forks, Finder files) in a fetcher's, an opener's or a user's
-    folder, which the readers, the checksums and the openers' unpacking all ignore alike."""
-    return any(part in JUNK_PARTS for part in path.parts) or path.name in JUNK_NAMES or path.name.startswith("._")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,25 +140,6 @@ def _folder(spec: FetcherSpec | OpenerSpec, ref: Ref, owners: Owners | None, *ar
     return folder
 
 
-def fetch(fetcher: FetcherSpec, task: TaskSpec, *, progress: bool, owners: Owners | None = None) -> Path:
-    """The folder ``fetcher`` brings ``task``'s files into (it may download them first): a path or
-    string naming a folder that holds some of the task's files, else one :class:`PluginError` line
-    naming the fetcher (the reader's own line would name a folder the user never chose)."""
-    folder = _folder(fetcher, fetcher.fetch, owners, task, progress=progress)
-    if task.data_files and not any(_holds(folder, name) for name in task.data_files):
-        raise PluginError(f"{who(fetcher, owners)}: {folder} holds none of {task.name}'s files "
-                          f"({', '.join(task.data_files)})")
-    return folder
-
-
-def _holds(folder: Path, name: str) -> bool:
-    """Whether a file ``name`` lies anywhere below ``folder`` (archive junk aside), as the readers look.
-    Only a folder with none of the task's files is the wrong one: some may be optional (a test version)."""
-    if (folder / name).is_file():  # the usual layout: no walk through a large folder
-        return True
-    return any(path.is_file() and not is_junk(path.relative_to(folder)) for path in folder.rglob(name))
-
-
 def location(fetcher: FetcherSpec, task: TaskSpec, owners: Owners | None = None) -> Path | None:
     """Where ``fetcher`` keeps ``task``'s files, fetching nothing (``None``: it does not say)."""
     if fetcher.location is None:
@@ -198,8 +171,8 @@ def source_folder(task: TaskSpec, archive: Path | None, fetchers: Mapping[str, F
         opener = _opener_for(archive, openers, owners)
         return _folder(opener, opener.open, owners, archive), opener
     fetcher = choose(task, fetchers)
-    if download:
-        return fetch(fetcher, task, progress=True, owners=owners), fetcher
+    if download:  # it may download them first; whether the folder holds them the data lookup sees
+        return _folder(fetcher, fetcher.fetch, owners, task, progress=True), fetcher
     where = location(fetcher, task, owners)
     return (where if where is not None and where.is_dir() else None), fetcher
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from clue_core import data, fetching
+from clue_core.errors import DataError, PluginError
 
 try:
     from tests.support.data_tasks import AFQMC, AFQMC_FILES, CMNLI, CMNLI_ZIP, isolated_home, resolve_task_data
@@ -50,6 +51,21 @@ def test_a_users_archive_is_one_question_and_its_files_are_shown_as_the_archives
     folder = resolve_task_data(CMNLI, data_dir=parent)
     assert asked == [parent / "cmnli.zip"]
     assert data.display_path(folder / "cmnli_public" / "dev.json") == f"{parent / 'cmnli.zip'}:cmnli_public/dev.json"
-    with pytest.raises(data.DataError, match="no such file or folder"):
+    with pytest.raises(DataError, match="no such file or folder"):
         resolve_task_data(CMNLI, data_dir=tmp_path / "missing.zip")
     assert asked == [parent / "cmnli.zip"]  # refused by the kernel's own lookup: no plugin asked
+
+
+def test_a_fetchers_folder_holding_the_task_files_only_as_archive_junk_blames_the_fetcher(
+        tmp_path: Path, asked: list[Path | None]) -> None:
+    """The check of a fetcher's folder is the data lookup's, junk-aware as the readers are: a ``train.json``
+    only under ``__MACOSX/`` is none of the task's files."""
+    folder = tmp_path / "mirror"
+    (folder / "__MACOSX").mkdir(parents=True)
+    (folder / "__MACOSX" / "train.json").write_bytes(AFQMC_FILES["train.json"])
+    lab = fetching.FetcherSpec("lab", "a test stand-in", lambda task, progress: folder)
+    with pytest.raises(PluginError, match=rf"^fetcher lab: {folder} holds none of afqmc's files \("):
+        data.resolve_task_data(AFQMC, fetchers={"lab": lab})
+    (folder / "dev.json").write_bytes(AFQMC_FILES["train.json"])
+    assert data.resolve_task_data(AFQMC, fetchers={"lab": lab}) == folder
+    assert asked == [None, None]
