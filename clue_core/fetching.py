@@ -5,13 +5,14 @@ official archives into the cache); the kernel only needs a folder. When the user
 ``--data-dir`` and no ``--sample``, :func:`choose` picks the installed fetcher (``clue_data_fetchers``)
 — the only one, or the one ``$CLUE_FETCHER`` names when several are (a mirror of a third party's
 beside clue-data: choosing silently by install order would read files from a source the user did
-not pick) — and :func:`fetch` asks it for the folder. No fetcher installed is one line saying what
+not pick) — and :func:`source_folder` asks it for the folder. No fetcher installed is one line saying what
 to do. A ``--data-dir`` that is a file (``x.zip``) goes to the opener (``clue_data_openers``) that
 takes its suffix, or else recognises its content (:func:`source_folder`), and comes back a folder: the
 kernel reads folders only, unpacking nothing itself, so a ``.tar.gz`` is a plugin's matter too.
-A fetcher or opener is somebody else's code: whatever it raises or returns that is no folder
-(holding the task's files) is one :class:`PluginError` line naming it (and its plugin, given the
-kernel's ``owner`` map), so a user is never shown a traceback or a folder they never chose.
+A fetcher or opener is somebody else's code: whatever it raises or returns that is no folder (or,
+the data lookup checks, holds none of the task's files) is one :class:`PluginError` line naming it
+(and its plugin, given the kernel's ``owner`` map), so a user is never shown a traceback or a folder
+they never chose.
 A leaf (errors and specs only), so the kernel, the data lookup and planning all import it.
 """
 from __future__ import annotations
