@@ -131,7 +131,7 @@ def deep_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None = None
     Each problem is one line (an exception's message that spans lines is folded).
     """
     found = recommendation_problems(kernel, task, echo) + _read_problems(kernel, task, data_dir, echo)
-    return [" ".join(problem.split()) for problem in found]
+    return list(dict.fromkeys(" ".join(problem.split()) for problem in found))  # one line per problem, not per split
 
 
 def _read_problems(kernel: Registry, task: TaskSpec, data_dir: Path | None, echo: Callable[[str], None] | None

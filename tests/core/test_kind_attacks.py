@@ -535,6 +535,8 @@ def test_a_kind_declaring_another_kinds_type_through_a_plugins_re_export_is_one_
                    "kind 'tagging-first''s (plugin kfirst, as kattack.impl:Tagged)",
                    "kind 'tagging-attack''s (plugin kattack, as kattack.types:Tagged)")
     assert not (tmp_path / "out" / "toy-attack").exists()
+    checked = run_cli("check", "--data-dir", data(tmp_path / "data"), kernel=kernel)  # reads it too: refuses
+    one_error_line(checked, "example type kattack.impl:Tagged", "kind 'tagging-first''s")
 
 
 def test_a_subclassed_example_type_finds_its_own_kind(isolated_kernel: Kernel) -> None:
