@@ -20,9 +20,19 @@ if TYPE_CHECKING:
 
 def process_rank() -> tuple[int, int]:
     """``(rank, world size)`` as torchrun / accelerate launch set them (``(0, 1)`` alone)."""
-    rank = int(os.environ.get("RANK", "0") or 0)
-    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
-    return rank, world
+    return _whole("RANK", 0), _whole("WORLD_SIZE", 1)
+
+
+def _whole(name: str, default: int) -> int:
+    """An environment variable a launcher sets, as a number: a mistyped one is one line, not a traceback."""
+    value = os.environ.get(name, "").strip()
+    try:
+        return int(value) if value else default
+    except ValueError:
+        from clue_core.errors import ClueError
+
+        raise ClueError(f"{name}={value!r} in the environment is not a whole number "
+                        f"(torchrun sets it to the process's {'rank' if name == 'RANK' else 'count'})") from None
 
 
 def is_main_process() -> bool:

@@ -8,6 +8,7 @@ locks taken and ``--resume`` settled (:mod:`clue_core.resume`). The runner then 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -46,6 +47,16 @@ def _check_output_dir(output_dir: Path) -> None:
                 raise ClueError(f"output directory {output_dir}: {parent} is a file, not a folder")
             break
 
+
+
+def _first_missing(output_dir: Path) -> Path | None:
+    """The topmost of ``output_dir`` and its parents that does not exist yet (what making it creates)."""
+    missing = None
+    for folder in (output_dir, *output_dir.parents):
+        if os.path.lexists(folder):
+            break
+        missing = folder
+    return missing
 
 
 def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
@@ -96,7 +107,7 @@ def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
     for plan in plans:  # before anything is written or printed: this run's secrets are hidden everywhere
         redaction.register_settings(plan.settings.declared, plan.settings.values)
     main = rank == 0
-    run.created = main and not output_dir.exists()
+    run.created = _first_missing(output_dir) if main else None
     try:
         if main:
             hold(output_dir, [plan.paths for plan in plans], redaction.redact(command), echo, run.locks)

@@ -19,7 +19,6 @@ under ``repeat``. The runner runs them as it runs any task and prints the expans
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -96,15 +95,22 @@ class RunPlan:
     output_dir: Path
     plans: list[TaskPlan]
     locks: list[RunLock] = field(default_factory=list)
-    created: bool = False  # this run made the output folder: a failed run removes it again when empty
+    # the topmost folder this run made for the output folder (it or a parent): a failed run removes the empty
+    # folders it made again, up to that one (``-o a/b/out`` left ``a/b`` behind)
+    created: Path | None = None
 
     def release(self, failed: bool = False) -> None:
         """Every lock released; after a failure the output folder too, when this run made it and it is empty."""
         for lock in self.locks:
             lock.release()
-        if failed and self.created:
-            with contextlib.suppress(OSError):  # only an empty folder this run created goes
-                self.output_dir.rmdir()
+        if failed and self.created is not None:
+            for folder in (self.output_dir, *self.output_dir.parents):
+                try:  # only an empty folder this run created goes
+                    folder.rmdir()
+                except OSError:
+                    break
+                if folder == self.created:
+                    break
 
 
 def expand(plan: TaskPlan) -> list[TaskPlan]:
