@@ -184,6 +184,9 @@ class RunLock:
                 try:
                     os.link(private, self.path)
                 except FileExistsError:
+                    if self.path.is_dir() and not self.path.is_symlink():  # no process's lock: not to be removed
+                        raise ClueError(f"{self.path} is a folder, not {self.final}'s lock file: move it away "
+                                        f"and run again") from None
                     holder = self._holder()
                     if holder is not None and self._holder_alive(holder):
                         raise ClueError(

@@ -58,3 +58,16 @@ def test_a_malformed_rank_is_one_line(run_cli, isolated_kernel, tmp_path, monkey
     assert result.output.strip().splitlines() == [
         "error: RANK='abc' in the environment is not a whole number (torchrun sets it to the process's rank)"]
     assert not out.exists()
+
+
+def test_a_folder_where_the_lock_file_goes_is_one_line_and_is_left(run_cli, isolated_kernel, tmp_path):
+    out = tmp_path / "out"
+    (out / ".review-sentiment.lock").mkdir(parents=True)
+    result = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out,
+                     kernel=_kernel(isolated_kernel))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [  # it said it removed a stale lock, then 'Is a directory'
+        f"error: {out / '.review-sentiment.lock'} is a folder, not {out / 'review-sentiment'}'s lock file: "
+        f"move it away and run again"]
+    assert (out / ".review-sentiment.lock").is_dir() and sorted(p.name for p in out.iterdir()) == [
+        ".review-sentiment.lock"]
