@@ -40,5 +40,12 @@ def read_task_data(plan: TaskPlan, request: RunRequest, kernel: Kernel) -> None:
     files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
     plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
     if plan.resume and plan.checksums != plan.resumed_files:  # the one resume check that needs the data
-        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different set of data files; "
-                        f"use --overwrite to start over")
+        raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different set of data files "
+                        f"({_changed(plan.resumed_files or {}, plan.checksums)}); use --overwrite to start over")
+
+
+def _changed(then: dict[str, str], now: dict[str, str]) -> str:
+    """Which data files differ from those a resumed run started with, so the user knows what to put back."""
+    said = [f"{name} {'changed' if name in now else 'is gone'}" if name in then else f"{name} is new"
+            for name in sorted({*then, *now}) if then.get(name) != now.get(name)]
+    return ", ".join(said[:3]) + (f" and {len(said) - 3} more" if len(said) > 3 else "")

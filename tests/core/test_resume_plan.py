@@ -54,8 +54,8 @@ def test_a_staged_run_whose_data_changed_is_refused_once_it_is_read(run_cli, tmp
     refused = run_cli("run", "afqmc", "-m", "baseline", "--data-dir", data, "-o", out, "--resume")
     staging = out / ".afqmc.staging"
     assert refused.exit_code == 2 and refused.output == (
-        f"error: cannot resume {staging}: it was started with a different set of data files; "
-        f"use --overwrite to start over\n")
+        f"error: cannot resume {staging}: it was started with a different set of data files "
+        f"({data / 'dev.json'} changed); use --overwrite to start over\n")
     assert staging.is_dir() and not (out / "afqmc").exists() and not (out / ".afqmc.lock").exists()
     _reverse_lines(data / "dev.json")  # the files it started with again: it resumes
     resumed = run_cli("run", "afqmc", "-m", "baseline", "--data-dir", data, "-o", out, "--resume")
