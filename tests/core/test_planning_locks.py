@@ -71,3 +71,43 @@ def test_a_folder_where_the_lock_file_goes_is_one_line_and_is_left(run_cli, isol
         f"move it away and run again"]
     assert (out / ".review-sentiment.lock").is_dir() and sorted(p.name for p in out.iterdir()) == [
         ".review-sentiment.lock"]
+
+
+def _snapshot(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def test_a_dry_run_takes_no_lock_and_writes_nothing_even_with_resume_or_overwrite(run_cli, isolated_kernel,
+                                                                                   tmp_path):
+    kernel = _kernel(isolated_kernel)
+    out = tmp_path / "out"
+    first = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out, kernel=kernel)
+    assert first.exit_code == 0, first.output
+    (out / ".review-sentiment.staging").mkdir()  # an interrupted run beside the complete one
+    (out / ".review-sentiment.staging" / "manifest.json").write_text("{", encoding="utf-8")
+    (out / ".review-sentiment.lock").write_text('{"pid": 1, "host": "elsewhere.invalid"}', encoding="utf-8")
+    before = _snapshot(out)
+    for flag in ("--resume", "--overwrite"):
+        dry = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out, flag, "--dry-run",
+                      kernel=kernel)
+        assert dry.exit_code == 0, dry.output
+        assert _snapshot(out) == before
+    fresh = tmp_path / "fresh" / "out"
+    dry = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", fresh, "--resume", "--dry-run",
+                  kernel=kernel)
+    assert dry.exit_code == 0 and not (tmp_path / "fresh").exists()
+
+
+def test_a_rank_other_than_0_takes_no_lock_and_writes_nothing(run_cli, isolated_kernel, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".review-sentiment.lock").write_text('{"pid": 1, "host": "elsewhere.invalid"}', encoding="utf-8")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    kernel = _kernel(isolated_kernel)
+    result = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out, kernel=kernel)
+    assert result.exit_code == 0, result.output  # rank 0's lock is no refusal for rank 1: it takes none
+    assert sorted(p.name for p in out.iterdir()) == [".review-sentiment.lock"]
+    result = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", tmp_path / "other",
+                     kernel=kernel)
+    assert result.exit_code == 0 and not (tmp_path / "other").exists()
