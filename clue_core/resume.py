@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clue_core.errors import ClueError
-from clue_core.record import Manifest, read_manifest
+from clue_core.record import MANIFEST, Manifest, read_manifest
 from clue_core.rundir import is_complete
 from clue_core.splits import TEST, dev_only, recorded_splits
 
@@ -58,6 +58,10 @@ def _settle_folder(plan: TaskPlan, request: RunRequest) -> None:
     elif staged and not request.overwrite:
         raise ClueError(f"{paths.final}: an interrupted run is in {paths.staging}; pass --resume to continue it "
                         f"or --overwrite to discard it and start over")
+    elif holds and not request.overwrite and not os.path.lexists(paths.final / MANIFEST):
+        first = min(entry.name for entry in paths.final.iterdir())
+        raise ClueError(f"{paths.final} holds files that are not a run (such as {first}); move them away or use "
+                        f"another --output-dir (--overwrite would delete them once the new run is complete)")
     elif holds and not request.overwrite:
         raise ClueError(f"{paths.final} already holds a run; pass --overwrite to replace it (the old run stays "
                         f"until the new one is complete) or --resume to continue it")

@@ -111,3 +111,16 @@ def test_a_rank_other_than_0_takes_no_lock_and_writes_nothing(run_cli, isolated_
     result = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", tmp_path / "other",
                      kernel=kernel)
     assert result.exit_code == 0 and not (tmp_path / "other").exists()
+
+
+def test_a_run_folder_holding_the_users_files_is_not_called_a_run(run_cli, isolated_kernel, tmp_path):
+    out = tmp_path / "out"
+    (out / "review-sentiment").mkdir(parents=True)
+    (out / "review-sentiment" / "notes.txt").write_text("mine", encoding="utf-8")
+    result = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out,
+                     kernel=_kernel(isolated_kernel))
+    assert result.exit_code == 2, result.output
+    assert result.output == (  # it said "already holds a run; pass --overwrite to replace it"
+        f"error: {out / 'review-sentiment'} holds files that are not a run (such as notes.txt); move them away or "
+        f"use another --output-dir (--overwrite would delete them once the new run is complete)\n")
+    assert sorted(p.name for p in out.rglob("*")) == ["notes.txt", "review-sentiment"]
