@@ -124,3 +124,12 @@ def test_a_run_folder_holding_the_users_files_is_not_called_a_run(run_cli, isola
         f"error: {out / 'review-sentiment'} holds files that are not a run (such as notes.txt); move them away or "
         f"use another --output-dir (--overwrite would delete them once the new run is complete)\n")
     assert sorted(p.name for p in out.rglob("*")) == ["notes.txt", "review-sentiment"]
+
+
+def test_info_with_a_model_that_cannot_run_the_task_says_so_as_run_does(run_cli):
+    result = run_cli("info", "kgclue", "--model", "baseline")
+    assert result.exit_code == 2, result.output  # it listed the settings of a run that planning refuses
+    assert result.output == ("error: model baseline does not support kbqa_triple tasks like kgclue "
+                             "(it runs: classification, span, multiple_choice)\n")
+    run = run_cli("run", "kgclue", "--model", "baseline", "--sample", "--dry-run")
+    assert run.exit_code == 2 and run.output == result.output
