@@ -21,14 +21,14 @@ def resolved_settings(kernel: Registry, task: TaskSpec, model: str) -> list[dict
     """Each setting a run of ``task`` with ``model`` would read: ``{"name", "value", "source"}`` rows, as
     ``run --dry-run`` shows them, with no data looked up and no run planned (``info TASK --model M``)."""
     from clue_core.errors import ClueError
-    from clue_core.planning import RunRequest, resolve_settings
+    from clue_core.planning import RunRequest, _explained, resolve_settings
 
-    spec, _ = kernel.model(model)
+    spec, argument = kernel.model(model)
     if task.kind not in spec.kinds:  # as planning refuses the run: no settings of a run that cannot be
         raise ClueError(f"model {spec.name} does not support {task.kind} tasks like {task.name} "
                         f"(it runs: {', '.join(spec.kinds) or 'none'})")
     resolved = resolve_settings(kernel, RunRequest(tasks=[task.name], model=model), [task], spec)  # type: ignore[arg-type]
-    return [{"name": name, "value": value, "source": source} for name, value, source in resolved[task.name].rows()]
+    return _explained(spec, argument, resolved[task.name].rows())  # a value the model resolves (dtype auto) too
 
 
 def fetched_folder(kernel: Registry, task: TaskSpec) -> Path | None:

@@ -133,3 +133,13 @@ def test_info_with_a_model_that_cannot_run_the_task_says_so_as_run_does(run_cli)
                              "(it runs: classification, span, multiple_choice)\n")
     run = run_cli("run", "kgclue", "--model", "baseline", "--sample", "--dry-run")
     assert run.exit_code == 2 and run.output == result.output
+
+
+def test_info_shows_a_models_resolved_values_as_dry_run_does(run_cli):
+    info = run_cli("info", "afqmc", "--model", "llm-tiny")
+    dry = run_cli("run", "afqmc", "--model", "llm-tiny", "--sample", "--dry-run")
+    assert info.exit_code == 0 and dry.exit_code == 0, info.output + dry.output
+    shown = info.output.split("settings with --model llm-tiny:\n")[1].splitlines()
+    planned = dry.output.split("  settings:\n")[1].splitlines()
+    assert shown == planned  # info said dtype = 'auto' (default) where the run says float32 (auto: ...)
+    assert any(line.startswith("    dtype = 'float32'  (auto:") for line in shown), shown
