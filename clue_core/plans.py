@@ -77,6 +77,7 @@ class TaskPlan:
     checksums: dict[str, str] = field(default_factory=dict)
     learner: Any = None
     extra_metrics: tuple[str, ...] = ()  # the metrics its learner adds to the task's (checked before any task runs)
+    scoring: Any = None  # its TaskScoring, bound with the dev examples before any task runs (runner)
     resume: bool = False  # it continues its staging folder (resume.settle decides, once)
     resumed_files: Any = None  # the data files its staging folder started with (compared once data is read)
     done: bool = False  # a complete run --resume leaves as it is (checked there to match this request)

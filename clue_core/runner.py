@@ -114,6 +114,10 @@ def _run(kernel: Kernel, request: RunRequest, echo: Echo) -> list[TaskResult]:
             plan.learner = resolve_ref(model.factory)(run.argument, plan.task, plan.settings.values_for(model.settings))
             _check_learner(plan, trains=not (request.no_train and model.trains))
             plan.extra_metrics = _extra_metrics(plan.learner, kernel, plan.task)
+            # every task's scoring bound before the first task runs: a later task's metric whose code does not
+            # import stops the run here, not after an earlier task's run replaced its complete one (--overwrite)
+            plan.scoring = TaskScoring(kernel, plan.task, plan.splits.get("dev", SplitData(())).examples,
+                                       plan.settings, extra_metrics=plan.extra_metrics)
         results = []
         for plan in plans:
             if plan.done:
@@ -212,8 +216,7 @@ def _run_task(kernel: Kernel, request: RunRequest, model: ModelSpec, plan: TaskP
         random.seed(request.seed)
         train = plan.splits.get("train", SplitData(())).examples
         dev = plan.splits.get("dev", SplitData(())).examples
-        scorer = TaskScoring(kernel, task, dev, plan.settings,  # context.score now, the final scores after fit
-                             extra_metrics=plan.extra_metrics)
+        scorer = plan.scoring  # bound before any task ran (_run): context.score now, the final scores after fit
         context = RunContext(task=task, seed=request.seed, run_dir=staging, resume=plan.resume, rank=rank,
                              world_size=world, primary_metric=task.primary_metric, score=scorer.score_dev,
                              echo=echo, limit=request.limit, cache_dir=request.cache_dir or data.clue_home() / "cache",

@@ -143,3 +143,25 @@ def test_info_shows_a_models_resolved_values_as_dry_run_does(run_cli):
     planned = dry.output.split("  settings:\n")[1].splitlines()
     assert shown == planned  # info said dtype = 'auto' (default) where the run says float32 (auto: ...)
     assert any(line.startswith("    dtype = 'float32'  (auto:") for line in shown), shown
+
+
+def test_a_later_tasks_metric_that_does_not_import_stops_the_run_before_the_first_task_runs(run_cli,
+                                                                                           isolated_kernel,
+                                                                                           tmp_path):
+    from tests.core.test_scoring_bound import Plugin as BoundPlugin
+
+    kernel = _kernel(isolated_kernel)
+    kernel.register(BoundPlugin("tests.core.test_scoring_bound:no_such_function"), "bound")
+    out = tmp_path / "out"
+    first = run_cli("run", "review-sentiment", "--model", "baseline", "--sample", "-o", out, kernel=kernel)
+    assert first.exit_code == 0, first.output
+    before = (out / "review-sentiment" / "manifest.json").read_text(encoding="utf-8")
+    again = run_cli("run", "review-sentiment", "bound", "--model", "baseline", "--sample", "-o", out,
+                    "--overwrite", kernel=kernel)
+    assert again.exit_code == 2, again.output
+    assert [line for line in again.output.splitlines() if line.startswith("error:")] == [
+        "error: metric counted raised AttributeError: module 'tests.core.test_scoring_bound' has no attribute "
+        "'no_such_function'"]
+    assert "running with" not in again.output  # the first task ran, and replaced its complete run, before
+    assert (out / "review-sentiment" / "manifest.json").read_text(encoding="utf-8") == before
+    assert sorted(p.name for p in out.iterdir()) == ["review-sentiment"]
