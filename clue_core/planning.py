@@ -8,7 +8,6 @@ locks taken and ``--resume`` settled (:mod:`clue_core.resume`). The runner then 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,7 +21,7 @@ from clue_core.plans import RunPlan, RunRequest, TaskPlan, expand  # RunRequest,
 from clue_core.record import MANIFEST
 from clue_core.resume import settle
 from clue_core.run_settings import resolve_settings
-from clue_core.rundir import RunPaths, hold
+from clue_core.rundir import RunPaths, first_missing, hold
 from clue_core.seeds import check_seed
 from clue_core.settings import redact_command
 from clue_core.specs import ModelSpec, TaskSpec
@@ -35,7 +34,6 @@ def default_output_dir(model: str) -> Path:
     return Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe or 'model'}"  # [:80]: a file name's limit is 255
 
 
-
 def _check_output_dir(output_dir: Path) -> None:
     """A folder (or one to be made) that is not a run itself: a run nested in another's is read as its files."""
     if (output_dir / MANIFEST).is_file():
@@ -46,17 +44,6 @@ def _check_output_dir(output_dir: Path) -> None:
             if not parent.is_dir():
                 raise ClueError(f"output directory {output_dir}: {parent} is a file, not a folder")
             break
-
-
-
-def _first_missing(output_dir: Path) -> Path | None:
-    """The topmost of ``output_dir`` and its parents that does not exist yet (what making it creates)."""
-    missing = None
-    for folder in (output_dir, *output_dir.parents):
-        if os.path.lexists(folder):
-            break
-        missing = folder
-    return missing
 
 
 def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
@@ -106,11 +93,12 @@ def plan_run(kernel: Kernel, request: RunRequest, *, rank: int | None = None,
     command = redact_command(request.command, {name for p in plans for name in p.settings.secret_names()})
     for plan in plans:  # before anything is written or printed: this run's secrets are hidden everywhere
         redaction.register_settings(plan.settings.declared, plan.settings.values)
+    command = redaction.redact(command)  # and the values of the registered ones, however it quotes them
     main = rank == 0
-    run.created = _first_missing(output_dir) if main else None
     try:
-        if main:
-            hold(output_dir, [plan.paths for plan in plans], redaction.redact(command), echo, run.locks)
+        if main:  # what the output folder's making creates, asked first: a failed run removes it again
+            run.created = first_missing(output_dir)
+            hold(output_dir, [plan.paths for plan in plans], command, echo, run.locks)
         settle(plans, request, main=main)  # under the locks: what --resume finds, each task once; the runner trusts it
     except BaseException:
         run.release(failed=True)

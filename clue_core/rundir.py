@@ -39,7 +39,7 @@ SUBMISSION_DIR = "submission"
 TRAINING_DIR = "training"
 
 __all__ = ["MANIFEST", "METRICS", "MODEL_DIR", "PREDICTIONS_DIR", "SUBMISSION_DIR", "TRAINING_DIR", "RunLock",
-           "RunPaths", "hold", "is_complete", "remove_path"]
+           "RunPaths", "first_missing", "hold", "is_complete", "remove_path"]
 
 
 def is_complete(run_dir: Path) -> bool:
@@ -224,6 +224,17 @@ class RunLock:
         if self.held:
             self.held = False
             self.path.unlink(missing_ok=True)
+
+
+def first_missing(output_dir: Path) -> Path | None:
+    """The topmost of ``output_dir`` and its parents that does not exist yet: what :func:`hold` will make,
+    asked before it makes it, so that a failed run removes again the empty folders it made (up to this one)."""
+    missing = None
+    for folder in (output_dir, *output_dir.parents):
+        if os.path.lexists(folder):
+            break
+        missing = folder
+    return missing
 
 
 def hold(output_dir: Path, runs: Sequence[RunPaths], command: list[str], echo: Any, locks: list[RunLock]) -> None:
