@@ -283,18 +283,18 @@ def test_a_repeat_of_null_reads_as_no_repeat(one_run: Path) -> None:
 
 
 def test_the_runner_enters_the_writer_twice(run_cli, tmp_path: Path) -> None:
-    """Issue 30, step 6: ``_run_task`` calls into the record's writer to start and to finish, nothing else
+    """Issue 30, step 6: ``task_run.run_task`` calls into the record's writer to start and to finish, nothing else
     (the staging folder is made in start, the run published in finish)."""
     import sys
 
     import clue_core.record_write as record_write
-    import clue_core.runner as runner
+    import clue_core.task_run as task_run
 
     entries: list[str] = []
 
     def watch(frame, event, arg):
         if event == "call" and frame.f_globals is vars(record_write) and frame.f_back is not None \
-                and frame.f_back.f_code is runner._run_task.__code__:
+                and frame.f_back.f_code is task_run.run_task.__code__:
             entries.append(frame.f_code.co_name)
 
     sys.setprofile(watch)
