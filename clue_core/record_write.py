@@ -98,6 +98,7 @@ class RunWriter:
         self.kernel, self.request, self.model, self.plan, self.world, self.main = (
             kernel, request, model, plan, world, main)
         self.folder = plan.paths.staging
+        self.scrub = plan.settings.scrub  # the task's one scrub: every document, as it will be written
         self.manifest = Manifest.checked(self._started(), self.folder / MANIFEST)  # as --resume will read it
 
     @classmethod
@@ -111,7 +112,7 @@ class RunWriter:
                 if os.path.lexists(writer.folder):
                     remove_path(writer.folder)
                 writer.folder.mkdir(parents=True)
-            _write(writer.folder / MANIFEST, lambda t: write_json(t, plan.settings.scrub(writer.manifest.data)))
+            _write(writer.folder / MANIFEST, lambda t: write_json(t, writer.scrub(writer.manifest.data)))
         return writer
 
     def _started(self) -> dict[str, Any]:
@@ -151,8 +152,7 @@ class RunWriter:
         Everything is built, scrubbed and checked before the first file is written: a record its
         reader would refuse (a NaN score) stops the run before any of these files exists.
         """
-        request, plan, task, folder = self.request, self.plan, self.plan.task, self.folder
-        scrub = plan.settings.scrub
+        request, plan, task, folder, scrub = self.request, self.plan, self.plan.task, self.folder, self.scrub
         versions = {v.version: v.submission_file for v in task.test_versions if v.version in scored.tests}
         describe = getattr(plan.learner, "run_info", None)  # prompt hashes, few-shot ids, token usage
         info = dict(describe()) if callable(describe) else {}
