@@ -15,7 +15,8 @@ import random
 import pytest
 import torch
 
-from clue_models_llm import tiny
+from clue_models_llm import generation, tiny
+from clue_models_llm.chunked_head import Head
 from clue_models_llm.generation import Generator
 from clue_models_llm.generation_batches import MIN_SHARED_TOKENS, batch_order, common_length
 
@@ -75,7 +76,7 @@ def one_at_a_time(model, tokenizer, prompt: list[int], new_tokens: int = NEW_TOK
 
 
 class Passes:
-    """Records every forward's input widths: which tokens a pass computed."""
+    """Records every pass's input widths (the decoder's: the generator runs it without the head)."""
 
     def __init__(self, model) -> None:
         self.model = model
@@ -86,7 +87,7 @@ class Passes:
             ids = kwargs.get("input_ids", args[0] if args else None)
             self.calls.append(tuple(ids.shape))
 
-        self.handle = self.model.register_forward_pre_hook(hook, with_kwargs=True)
+        self.handle = self.model.get_decoder().register_forward_pre_hook(hook, with_kwargs=True)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -99,8 +100,9 @@ def test_batched_with_shared_prefix_equals_generate_one_at_a_time(request, token
     prompts = prompts_of(tokenizer)
     shared = common_length(prompts)
     assert shared >= MIN_SHARED_TOKENS and len({len(p) for p in prompts}) > 4  # a real prefix, varied suffixes
+    made = generator(model, tokenizer, batch_size=3)  # outside Passes: its head probe is no pass
     with Passes(model) as passes:
-        batched = generator(model, tokenizer, batch_size=3).generate(prompts)
+        batched = made.generate(prompts)
     assert passes.calls[0] == (1, shared)  # the call's common prefix: one pass of one row, once
     assert sum(1 for shape in passes.calls if shape[0] == 1 and shape[1] >= shared) == 1
     for prompt, got in zip(prompts, batched):
@@ -126,8 +128,9 @@ def test_prompts_longer_than_the_window_share_their_prefix_and_still_agree(token
     prompts = prompts_of(tokenizer, INSTRUCTION * 3)
     shared = common_length(prompts)
     assert shared > gemma.config.sliding_window
+    made = generator(gemma, tokenizer, batch_size=4, max_new_tokens=20)  # outside Passes: its head probe is no pass
     with Passes(gemma) as passes:
-        batched = generator(gemma, tokenizer, batch_size=4, max_new_tokens=20).generate(prompts)
+        batched = made.generate(prompts)
     assert passes.calls[0] == (1, shared)
     prompt_passes = [shape for shape in passes.calls if shape[0] == 4 and shape[1] > 1]
     assert len(prompt_passes) == 2
@@ -137,18 +140,40 @@ def test_prompts_longer_than_the_window_share_their_prefix_and_still_agree(token
 
 
 @pytest.mark.parametrize("family", ["llama", "gemma"])
-def test_the_head_sees_only_each_rows_last_position(request, tokenizer, family) -> None:
+def test_the_head_sees_only_each_rows_last_position(request, tokenizer, family, monkeypatch) -> None:
     """Logits of a prompt's every position would be a vocabulary-wide row each (1 MB for gemma's 262k):
-    the output layer computes one position per row, in prompt passes and prefix passes alike."""
+    the head computes one row per token generated, and prefix passes run the decoder without it."""
     model = request.getfixturevalue(family)
+    prompts, _ = passage_prompts(tokenizer)
+    made = generator(model, tokenizer, batch_size=4)  # its head check's probe runs the model here
+    assert made.head.direct
+    module_calls: list[tuple[int, ...]] = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, out: module_calls.append(tuple(args[0].shape)))
     seen: list[tuple[int, ...]] = []
-    handle = model.lm_head.register_forward_hook(lambda module, args, out: seen.append(tuple(args[0].shape)))
+    few = Head.few
+    monkeypatch.setattr(Head, "few", lambda self, hidden: (seen.append(tuple(hidden.shape)), few(self, hidden))[1])
     try:
-        prompts, _ = passage_prompts(tokenizer)
-        generator(model, tokenizer, batch_size=4).generate(prompts)
+        results = made.generate(prompts)
     finally:
         handle.remove()
-    assert len(seen) > len(prompts) and all(shape[1] == 1 for shape in seen)
+    assert module_calls == []
+    assert all(len(shape) == 2 and 1 <= shape[0] <= 4 for shape in seen)
+    assert sum(shape[0] for shape in seen) == sum(result.tokens for result in results)
+
+
+def test_few_rows_of_the_head_equal_the_models_own_logits(llama) -> None:
+    """``Head.few`` (``W @ h.T``) gives the model's logits to the last bits; a head it cannot reorder
+    (bf16 weights, a bias) is applied as the model applies it."""
+    head = Head(llama)
+    hidden = torch.randn(5, llama.config.hidden_size, generator=torch.Generator().manual_seed(0))
+    expected = llama.lm_head(hidden)
+    got = head.few(hidden)
+    assert got.shape == expected.shape and got.is_contiguous()
+    assert torch.allclose(got, expected, atol=1e-5, rtol=1e-5)
+    assert torch.equal(got.argmax(-1), expected.argmax(-1))
+    biased = torch.nn.Linear(llama.config.hidden_size, 7)
+    head.linear = biased
+    assert torch.equal(head.few(hidden), biased(hidden))
 
 
 ARTICLES = ("天地玄黄宇宙洪荒", "日月盈昃辰宿列张", "寒来暑往秋收冬藏")
@@ -173,8 +198,9 @@ def test_questions_about_one_passage_share_it(request, tokenizer, family) -> Non
     order = batch_order(prompts)
     places = [order.index(i) for i in grouped]
     assert all(max(places[k:k + 3]) - min(places[k:k + 3]) == 2 for k in (0, 3, 6))  # each passage's together
+    made = generator(model, tokenizer, batch_size=len(prompts))  # outside Passes: its head probe is no pass
     with Passes(model) as passes:
-        batched = generator(model, tokenizer, batch_size=len(prompts)).generate(prompts)
+        batched = made.generate(prompts)
     alone = [shape for shape in passes.calls if shape[0] == 1]
     assert len(alone) == 1 + 3  # the common instruction once, each passage once (sliding layers or not)
     # then one pass of the same number of tokens for every row: the widest row's own ones
@@ -198,8 +224,9 @@ def test_passages_beginning_alike_each_computed_once(request, tokenizer, family)
     prompts = [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
     passage = min(common_length(prompts[k:k + 3]) for k in (0, 3, 6))
     assert passage >= common_length(prompts) + len(opening) + MIN_SHARED_TOKENS
+    made = generator(model, tokenizer, batch_size=len(prompts))  # outside Passes: its head probe is no pass
     with Passes(model) as passes:
-        batched = generator(model, tokenizer, batch_size=len(prompts)).generate(prompts)
+        batched = made.generate(prompts)
     assert [shape[0] for shape in passes.calls[:4]] == [1, 1, 1, 1]  # the instruction, then each passage
     assert passes.calls[4][0] == len(prompts) and passes.calls[4][1] <= max(len(p) for p in prompts) - passage
     for prompt, got in zip(prompts, batched):
@@ -219,6 +246,31 @@ def test_stop_strings_and_max_tokens_batched_as_one_at_a_time(tokenizer, llama) 
     assert all(g.text.endswith(stop) for g in batched if g.finish == "stop")
 
 
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_prompts_join_the_batch_as_its_rows_finish(request, tokenizer, family, monkeypatch) -> None:
+    """Once half a batch's rows have finished, waiting prompts join it (their cache padded into the
+    batch's columns, sliding layers too), each still answered as one at a time would: the answers of
+    ``batch_size=1`` to the token and the finish."""
+    model = request.getfixturevalue(family)
+    prompts = prompts_of(tokenizer) + passage_prompts(tokenizer)[0]
+    one = generator(model, tokenizer, batch_size=1).generate(prompts)
+    written = [set(g.text) for g in one]
+    stop = max(sorted(set().union(*written)), key=lambda c: min(sum(c in w for w in written),
+                                                                sum(c not in w for w in written)))
+    singly = generator(model, tokenizer, batch_size=1, stops=(stop,)).generate(prompts)
+    assert len({g.tokens for g in singly}) > 2  # rows finish at different steps
+    merges: list[tuple[int, int]] = []
+    merged = generation._merged
+    monkeypatch.setattr(generation, "_merged", lambda old, new, empty: (
+        merges.append((len(old.members), len(new.members))), merged(old, new, empty))[1])
+    reported: list[int] = []
+    batched = generator(model, tokenizer, batch_size=4, stops=(stop,)).generate(
+        prompts, done=lambda finished, _: reported.extend(finished))
+    assert merges and all(old <= 2 and old + new <= 4 for old, new in merges)
+    assert [(g.text, g.tokens, g.finish) for g in batched] == [(g.text, g.tokens, g.finish) for g in singly]
+    assert sorted(reported) == list(range(len(prompts)))
+
+
 def test_answers_come_back_in_request_order_whatever_the_order(tokenizer, llama) -> None:
     prompts = prompts_of(tokenizer)
     reference = [g.text for g in generator(llama, tokenizer, batch_size=3).generate(prompts)]
@@ -234,8 +286,9 @@ def test_answers_come_back_in_request_order_whatever_the_order(tokenizer, llama)
 def test_no_common_prefix_is_plain_left_padding(tokenizer, llama) -> None:
     prompts = [tokenizer(q, add_special_tokens=False).input_ids for q in QUESTIONS]
     assert common_length(prompts) < MIN_SHARED_TOKENS
+    made = generator(llama, tokenizer, batch_size=4)  # outside Passes: its head probe is no pass
     with Passes(llama) as passes:
-        batched = generator(llama, tokenizer, batch_size=4).generate(prompts)
+        batched = made.generate(prompts)
     assert [shape[0] for shape in passes.calls if shape[1] > 1] == [4, 4]  # one prompt pass per batch
     for prompt, got in zip(prompts, batched):
         assert got.text == one_at_a_time(llama, tokenizer, prompt)

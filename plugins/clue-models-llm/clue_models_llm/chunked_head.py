@@ -31,7 +31,7 @@ _AGREES: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def _text_config(model: Any) -> Any:
-    config = model.config
+    config = getattr(model, "config", None)  # a module without one (a test's scripted model): no head path
     return config.get_text_config() if hasattr(config, "get_text_config") else config
 
 
@@ -78,6 +78,36 @@ class Head:
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
+
+    def few(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The head on a few states ``[N, D]`` (a generation step's rows), as :meth:`logits` computes it.
+
+        A plain float32 ``Linear`` without bias is applied as ``W @ hidden.T``: the same sums, but as
+        a product whose large operand is read along its rows, which the CPU's BLAS computes faster than
+        ``F.linear`` for a few rows of gemma-3's 262k x 640 head (``benchmarks/head_rows.py`` prints
+        the ratio); the results differ in the last bits only (summation order).
+        """
+        weight = getattr(self.linear, "weight", None)
+        if (type(self.linear) is not torch.nn.Linear or self.linear.bias is not None or weight is None
+                or weight.dtype != torch.float32 or hidden.dtype != torch.float32 or hidden.dim() != 2):
+            return self.logits(hidden)
+        logits = torch.mm(weight, hidden.T).T
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits.contiguous()
+
+    def last(self, ids: torch.Tensor, mask: Any, positions: torch.Tensor, cache: Any) -> torch.Tensor:
+        """Each row's logits at its last column after a pass that extends ``cache`` (``[rows, vocab]``)."""
+        if self.direct:
+            return self.few(forward(self.decoder, ids, mask, positions, cache).last_hidden_state[:, -1, :])
+        return forward(self.model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]
+
+    def extend(self, ids: torch.Tensor, mask: Any, positions: torch.Tensor, cache: Any) -> None:
+        """A pass that only extends ``cache`` (a shared prefix): no head at all where the decoder runs alone."""
+        if self.direct:
+            forward(self.decoder, ids, mask, positions, cache)
+        else:
+            forward(self.model, ids, mask, positions, cache, logits_to_keep=1)
 
     def run(self, ids: torch.Tensor, mask: Any, positions: torch.Tensor, cache: Any, *, last_only: bool = False
             ) -> torch.Tensor:

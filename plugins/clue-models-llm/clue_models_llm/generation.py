@@ -29,9 +29,10 @@ from typing import Any
 
 import torch
 
+from clue_models_llm.chunked_head import Head
 from clue_models_llm.extract import THINK_CLOSE, THINK_OPEN, cut_at_stop
 from clue_models_llm.generation_batches import PrefixCache, batch_order
-from clue_models_llm.runtime import forward, input_device, left_padded, new_cache
+from clue_models_llm.runtime import input_device, left_padded, new_cache
 
 #: Written for the model when its thinking budget is spent.
 CLOSE_THINKING = f"\n{THINK_CLOSE}\n\n"
@@ -67,6 +68,47 @@ class _Row:
     finish: str = ""
 
 
+@dataclass
+class _Batch:
+    """The rows being generated (``members``: their prompts' indices), their cache, attention mask
+    (one column per cache column), next positions and last logits."""
+
+    members: list[int]
+    cache: Any
+    mask: torch.Tensor
+    next_position: torch.Tensor
+    logits: torch.Tensor
+
+
+def _columns(batch: _Batch) -> int | None:
+    """The cache's width where every layer keeps one column per mask column (rows can join it), or ``None``."""
+    layers = getattr(batch.cache, "layers", None)
+    width = batch.mask.shape[1]
+    if not layers or any(getattr(layer, "keys", None) is None or layer.keys.dim() != 4
+                         or layer.keys.shape[2] != width for layer in layers):
+        return None
+    return width
+
+
+def _merged(old: _Batch, new: _Batch, empty: Any) -> _Batch:
+    """Both batches' rows in one, ``empty`` (a fresh cache) holding them: the narrower side padded on
+    the left, in masked columns, so every row stays a plain left-padded one (see the module docstring)."""
+    width = max(old.mask.shape[1], new.mask.shape[1])
+
+    def padded(tensor: torch.Tensor, columns: int) -> torch.Tensor:
+        if tensor.dim() == 2:
+            return torch.nn.functional.pad(tensor, (width - columns, 0))
+        return torch.nn.functional.pad(tensor, (0, 0, width - columns, 0))
+
+    wide_old, wide_new = old.mask.shape[1], new.mask.shape[1]
+    for layer, (a, b) in enumerate(zip(old.cache.layers, new.cache.layers)):
+        empty.update(torch.cat([padded(a.keys, wide_old), padded(b.keys, wide_new)]),
+                     torch.cat([padded(a.values, wide_old), padded(b.values, wide_new)]), layer)
+    return _Batch(old.members + new.members, empty,
+                  torch.cat([padded(old.mask, wide_old), padded(new.mask, wide_new)]),
+                  torch.cat([old.next_position, new.next_position]), torch.cat([old.logits, new.logits]))
+
+
 class Generator:
     """Generates for batches of prompts (token ids) with one model and tokenizer."""
 
@@ -85,25 +127,61 @@ class Generator:
         self.device = input_device(model)
         self.close_ids = tokenizer(CLOSE_THINKING, add_special_tokens=False).input_ids
         self.prefixes: PrefixCache | None = None
+        #: The decoder and the model's own head apart: prefix passes skip the head, and a step's
+        #: few rows go through :meth:`Head.few` (the model's forward where they disagree).
+        self.head = Head(model)
 
     def generate(self, prompts: Sequence[Sequence[int]], thinking: Sequence[bool] | None = None,
                  done: Callable[[list[int], list[Generated]], None] | None = None) -> list[Generated]:
-        """One generation per prompt, in prompt order; ``thinking[i]``: prompt i ends inside a think block."""
+        """One generation per prompt, in prompt order; ``thinking[i]``: prompt i ends inside a think block.
+
+        ``done(indices, generated)`` hears of rows as they finish (a step's finished rows at once).
+        """
         thinking = list(thinking) if thinking is not None else [False] * len(prompts)
         order = batch_order(prompts)
         results: list[Generated | None] = [None] * len(prompts)
-        self.prefixes = PrefixCache(self.model, prompts, self.device, new_cache)
+        self.prefixes = PrefixCache(self.model, prompts, self.device, new_cache, self.head.extend)
         try:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start:start + self.batch_size]
-                generated = self._batch([prompts[i] for i in batch], [thinking[i] for i in batch])
-                for i, result in zip(batch, generated):
-                    results[i] = result
-                if done is not None:
-                    done(batch, generated)
+            with torch.inference_mode():
+                self._generate(prompts, thinking, order, results, done)
         finally:
             self.prefixes = None  # the call's shared cache is not kept past it
         return results  # type: ignore[return-value]
+
+    def _generate(self, prompts: Sequence[Sequence[int]], thinking: Sequence[bool], order: Sequence[int],
+                  results: list[Generated | None], done: Callable[[list[int], list[Generated]], None] | None) -> None:
+        """Steps over a batch that new prompts join as its rows finish (see :meth:`_refills`)."""
+        rows: dict[int, _Row] = {}
+        batch: _Batch | None = None
+        taken = 0
+        while taken < len(order) or batch is not None:
+            if taken < len(order) and (batch is None or self._refills(batch)):
+                joining = list(order[taken:taken + self.batch_size - (len(batch.members) if batch else 0)])
+                taken += len(joining)
+                for i in joining:
+                    rows[i] = _Row([], thinking[i], self._generator(prompts[i]), [])
+                joined = self._prefill([prompts[i] for i in joining], joining)
+                batch = joined if batch is None else _merged(batch, joined, self.prefixes.new_cache(self.model))
+            finished = self._advance(batch, rows)
+            if finished:
+                generated = [self._result(rows.pop(i)) for i in finished]
+                for i, result in zip(finished, generated):
+                    results[i] = result
+                if done is not None:
+                    done(finished, generated)
+            if not batch.members:
+                batch = None
+
+    def _refills(self, batch: _Batch) -> bool:
+        """Whether waiting prompts join ``batch`` now: once half of its rows have finished, so a step
+        computes a nearly full batch (a step costs about as much for 16 rows as for 4: the weights are
+        read once either way), and only where its cache's columns can be padded like a prompt's."""
+        return (len(batch.members) <= self.batch_size // 2 and self.prefixes is not None and self.prefixes.usable
+                and _columns(batch) is not None)
+
+    def _result(self, row: _Row) -> Generated:
+        return Generated(self._decode([t for t in row.ids if t not in self.eos_ids]), len(row.ids), row.finish,
+                         row.think_count)
 
     def _generator(self, prompt: Sequence[int]) -> torch.Generator | None:
         if self.temperature <= 0:
@@ -114,40 +192,36 @@ class Generator:
     def _decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
-    @torch.inference_mode()
-    def _batch(self, prompts: Sequence[Sequence[int]], thinking: Sequence[bool]) -> list[Generated]:
-        model = self.model
-        rows = [_Row([], think, self._generator(prompt), []) for prompt, think in zip(prompts, thinking)]
-        cache, mask, next_position, logits = self._prefill(prompts)
-        active = list(range(len(rows)))
-        while active:
-            chosen = self._choose(logits, [rows[r] for r in active])
-            keep: list[int] = []
-            for slot, (r, token) in enumerate(zip(active, chosen)):
-                if self._step(rows[r], token):
-                    keep.append(slot)
-            if not keep:
-                break
+    def _advance(self, batch: _Batch, rows: dict[int, _Row]) -> list[int]:
+        """One token for every row of ``batch`` (which drops its finished rows); the rows that finished."""
+        chosen = self._choose(batch.logits, [rows[i] for i in batch.members])
+        keep = [slot for slot, (i, token) in enumerate(zip(batch.members, chosen)) if self._step(rows[i], token)]
+        kept = set(keep)
+        finished = [i for slot, i in enumerate(batch.members) if slot not in kept]
+        if not keep:
+            batch.members = []
+            return finished
+        if len(keep) < len(batch.members):
             keep_index = torch.tensor(keep, device=self.device)
-            if len(keep) < len(active):
-                cache.batch_select_indices(torch.tensor(keep))  # CPU indices serve layers on every device
-                mask = mask[keep_index]
-                next_position = next_position[keep_index]
-            tokens = torch.tensor([[rows[active[slot]].ids[-1]] for slot in keep], device=self.device)
-            mask = torch.cat([mask, torch.ones((len(keep), 1), dtype=mask.dtype, device=mask.device)], dim=1)
-            logits = forward(model, tokens, mask, next_position.unsqueeze(1), cache, logits_to_keep=1).logits[:, -1, :]
-            next_position = next_position + 1
-            active = [active[slot] for slot in keep]
-        return [Generated(self._decode([t for t in row.ids if t not in self.eos_ids]), len(row.ids), row.finish,
-                          row.think_count) for row in rows]
+            batch.cache.batch_select_indices(torch.tensor(keep))  # CPU indices serve layers on every device
+            batch.mask = batch.mask[keep_index]
+            batch.next_position = batch.next_position[keep_index]
+            batch.members = [batch.members[slot] for slot in keep]
+        tokens = torch.tensor([[rows[i].ids[-1]] for i in batch.members], device=self.device)
+        batch.mask = torch.cat([batch.mask, torch.ones((len(keep), 1), dtype=batch.mask.dtype,
+                                                       device=batch.mask.device)], dim=1)
+        batch.logits = self.head.last(tokens, batch.mask, batch.next_position.unsqueeze(1), batch.cache)
+        batch.next_position = batch.next_position + 1
+        return finished
 
-    def _prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(cache, mask, next position per row, last logits)`` after the batch's prompts.
+    def _prefill(self, prompts: Sequence[Sequence[int]], members: list[int]) -> _Batch:
+        """The rows of ``prompts`` (``members``: their indices) after their prompts: cache, mask, next
+        position per row, last logits.
 
         Every row is ``padding | prompt`` (the padding masked, positions counting real tokens);
         with shared prefixes the prompt's first ``lengths[r]`` tokens come from a joined cache.
         """
-        prefixes = self.prefixes or PrefixCache(self.model, prompts, self.device, new_cache)
+        prefixes = self.prefixes or PrefixCache(self.model, prompts, self.device, new_cache, self.head.extend)
         lengths = prefixes.plan(prompts)
         if lengths:
             cache = prefixes.joined(prompts, lengths)
@@ -157,13 +231,12 @@ class Generator:
             shared = torch.tensor([[0] * (width - n) + [1] * n for n in lengths], dtype=own_mask.dtype)
             mask = torch.cat([shared.to(own_mask.device), own_mask], dim=1)
             offsets = torch.tensor(lengths, dtype=torch.long, device=self.device)
-            logits = forward(self.model, ids, mask, positions + offsets.unsqueeze(1), cache,
-                             logits_to_keep=1).logits[:, -1, :]
-            return cache, mask, offsets + own_mask.sum(-1), logits
+            logits = self.head.last(ids, mask, positions + offsets.unsqueeze(1), cache)
+            return _Batch(members, cache, mask, offsets + own_mask.sum(-1), logits)
         ids, mask, positions = left_padded(prompts, self.pad_id, self.device)
-        cache = new_cache(self.model)
-        logits = forward(self.model, ids, mask, positions, cache, logits_to_keep=1).logits[:, -1, :]
-        return cache, mask, mask.sum(-1), logits
+        cache = prefixes.new_cache(self.model)  # every column kept (sliding layers too): rows may join it
+        logits = self.head.last(ids, mask, positions, cache)
+        return _Batch(members, cache, mask, mask.sum(-1), logits)
 
     def _choose(self, logits: torch.Tensor, rows: Sequence[_Row]) -> list[int]:
         if self.temperature <= 0:

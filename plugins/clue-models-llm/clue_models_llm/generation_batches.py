@@ -12,10 +12,10 @@ padding), so the joined cache holds each row's prefix right-aligned (``padding |
 and every row is a plain left-padded one: no padding between a row's tokens, column and
 position distances equal. That is what a sliding-window layer (Gemma 2 and 3, some Mistral
 and Qwen configurations) needs, as its mask measures the window in columns; and, as a
-prefix may be cut anywhere, caches of models with sliding layers keep every column
-(:func:`full_columns_cache`; the window is applied by the mask), so prompts longer than the
-window share their prefixes too. A model whose cache layers are of another kind, or a cache
-that cannot be built row by row, shares nothing.
+prefix may be cut anywhere, the caches keep every column of every layer
+(:func:`~clue_models_llm.growing_cache.growing_cache`; a sliding layer's window is applied by
+the mask), so prompts longer than the window share their prefixes too. A model whose cache
+layers are of another kind, or a cache that cannot be built row by row, shares nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from clue_models_llm.runtime import forward
-from clue_models_llm.tree_masks import SLIDING, layer_kinds
+from clue_models_llm.growing_cache import growing_cache
+from clue_models_llm.tree_masks import layer_kinds
 
 #: Shorter common prefixes are not worth a pass of their own.
 MIN_SHARED_TOKENS = 8
@@ -70,13 +70,6 @@ def groups(prompts: Sequence[Sequence[int]], beyond: int) -> list[list[int]]:
     return [sorted(group) for group in found]
 
 
-def full_columns_cache(model: Any) -> Any:
-    """A cache whose every layer keeps every column (a sliding layer's window applied by its mask alone)."""
-    from transformers import DynamicCache
-
-    return DynamicCache()
-
-
 def batch_order(prompts: Sequence[Sequence[int]]) -> list[int]:
     """The order prompts are generated in: groups sharing a prefix together, longest groups first, a
     group's prompts in token order (a group whose prompts all begin alike, several passages of one
@@ -93,15 +86,18 @@ class PrefixCache:
     """The shared prefixes of one generation call (``prompts``: all of its prompts)."""
 
     def __init__(self, model: Any, prompts: Sequence[Sequence[int]], device: Any,
-                 new_cache: Callable[[Any], Any]) -> None:
+                 new_cache: Callable[[Any], Any], extend: Callable[..., None]) -> None:
         self.model = model
+        #: ``extend(ids, mask, positions, cache)``: a pass that only extends a cache (``Head.extend``).
+        self._pass = extend
         self.device = device
         probe = new_cache(model)
         kinds = layer_kinds(probe)
         self.usable = kinds is not None and hasattr(probe, "update")
-        sliding = any(kind == SLIDING for kind, _window in kinds or ())
-        #: A sliding layer's own cache keeps only its window's last columns; a prefix cut short needs them all.
-        self.new_cache = full_columns_cache if sliding else new_cache
+        #: Every layer keeps every column: a sliding layer's own cache keeps only its window's last
+        #: columns, and a prefix cut short needs them all (the window is applied by the mask); a
+        #: step writes its column into room kept for it (:mod:`clue_models_llm.growing_cache`).
+        self.new_cache = growing_cache if self.usable else new_cache
         self.root_ids = list(prompts[0][:common_length(prompts)]) if prompts else []
         self._root: Any = None
         self._last: tuple[tuple[int, ...], Any] | None = None
@@ -215,5 +211,5 @@ class PrefixCache:
         new = torch.tensor([list(ids[start:])], dtype=torch.long, device=self.device)
         mask = torch.ones((1, len(ids)), dtype=torch.long, device=self.device)
         positions = torch.arange(start, len(ids), dtype=torch.long, device=self.device).unsqueeze(0)
-        forward(self.model, new, mask, positions, cache, logits_to_keep=1)
+        self._pass(new, mask, positions, cache)
         self.computed_tokens += len(ids) - start
