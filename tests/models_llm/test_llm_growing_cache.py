@@ -79,3 +79,12 @@ def test_the_cache_makes_growing_layers_as_the_model_writes_them():
         cache.update(*states(2, 4, layer), layer)
     assert [type(layer) for layer in cache.layers] == [GrowingLayer] * 3
     assert cache.get_seq_length() == 4
+
+
+def test_a_long_prompt_gets_room_for_an_answer_not_half_of_itself_again():
+    layer = GrowingLayer()
+    layer.update(*states(1, 1000, 5))
+    assert layer._key_buffer.shape[-2] == 1000 + ROOM  # the prompt's cache is made once
+    for step in range(ROOM + 1):  # then full: it grows by half
+        layer.update(*states(1, 1, 6 + step))
+    assert layer._key_buffer.shape[-2] == (1000 + ROOM + 1) * 3 // 2

@@ -44,9 +44,14 @@ class GrowingLayer(DynamicLayer):
         return self.keys, self.values
 
     def _grow(self, key_states: torch.Tensor, value_states: torch.Tensor, needed: int) -> None:
-        """New buffers with room for ``needed`` columns and more, holding the filled columns."""
+        """New buffers with room for ``needed`` columns and more, holding the filled columns.
+
+        The first buffers get ``ROOM`` spare columns (a prompt's cache is made once, and a long
+        prompt's answer is no longer than a short one's); a full buffer grows by half, so a long
+        generation reallocates a logarithmic number of times.
+        """
         filled = self.get_seq_length()
-        columns = needed + max(ROOM, needed // 2)
+        columns = needed + (ROOM if self._key_buffer is None else max(ROOM, needed // 2))
         keys = key_states.new_empty((*key_states.shape[:-2], columns, key_states.shape[-1]))
         values = value_states.new_empty((*value_states.shape[:-2], columns, value_states.shape[-1]))
         if filled:
