@@ -1,10 +1,13 @@
 """``vllm:`` against ``llm:`` on the same model and examples: log-likelihood differences and throughput.
 
-One prepared script for a machine with a GPU. It installs vLLM if it is missing (``pip install
-vllm``: vLLM brings its own torch, so run it in a virtual environment of its own), then scores
-the same dev examples by likelihood with ``llm:<model>`` (transformers in process) and
-``vllm:<model>`` (vLLM's offline engine), both in bf16 with the result cache off, and prints
-per task, each against its goal:
+One prepared script for a machine with a GPU and vLLM installed (``pip install vllm`` in a
+virtual environment of its own: vLLM brings its own torch). It installs nothing and reaches no
+hub: the model is a local folder (``config.json``, tokenizer and weights) that both families
+load, read with ``HF_HUB_OFFLINE=1``. Where vLLM is not installed or no GPU is visible it says
+so in one line (``n/a: ...``) and exits 0, having run nothing; a ``--model`` that is not such a
+folder is one ``error:`` line, exit 2. Otherwise it scores the same dev examples by likelihood
+with ``llm:<folder>`` (transformers in process) and ``vllm:<folder>`` (vLLM's offline engine),
+both in bf16 with the result cache off, and prints per task, each against its goal:
 
 * the largest and the mean absolute difference of the per-choice log-likelihoods (goal: the
   largest within 1e-2 in bf16),
@@ -12,8 +15,8 @@ per task, each against its goal:
 * the throughput ratio vllm/llm in examples per second, model loading excluded (goal: at
   least 5x on C3).
 
-    python benchmarks/vllm_check.py                                  # Qwen/Qwen2.5-0.5B, C3 and TNEWS samples
-    python benchmarks/vllm_check.py --model Qwen/Qwen2.5-0.5B --data-dir ~/clue --limit 1000
+    python benchmarks/vllm_check.py --model ~/models/Qwen2.5-0.5B          # C3 and TNEWS samples
+    python benchmarks/vllm_check.py --model ~/models/Qwen2.5-0.5B --data-dir ~/clue --limit 1000
     python benchmarks/vllm_check.py --self-check                     # CPU only, no vLLM, no download
 
 ``--self-check`` runs the same comparison on the CPU, without vLLM: a small random Llama is
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
+import os
 import sys
 import tempfile
 import time
@@ -42,11 +45,27 @@ GOALS = {"max_abs": 1e-2, "agreement": 0.99, "ratio_c3": 5.0}
 SELF_CHECK_TOLERANCE = 1e-4
 
 
-def ensure_vllm() -> None:
-    """Install vLLM into this interpreter's environment if it is not there."""
+def not_here() -> str | None:
+    """Why the check cannot run on this machine (one line), or ``None`` where vLLM and a GPU are here."""
     if importlib.util.find_spec("vllm") is None:
-        print("installing vllm (pip install vllm) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "vllm"], check=True)
+        return (f"n/a: vLLM is not installed for {sys.executable} (this script installs nothing: pip install "
+                f"vllm in an environment of its own, then run it there); nothing was run")
+    import torch
+
+    if not torch.cuda.is_available():
+        return "n/a: no GPU is visible to torch here (vLLM's offline engine needs one); nothing was run"
+    return None
+
+
+def model_folder_problem(model: str | None) -> str | None:
+    """Why ``--model`` is not a local model folder (one line), or ``None``: this script reaches no hub."""
+    if not model:
+        return "error: --model: give a local model folder (config.json, tokenizer, weights); no hub is reached"
+    folder = Path(model).expanduser()
+    if not (folder / "config.json").is_file():
+        return (f"error: --model {model}: not a local model folder (no config.json in it); this script reads "
+                f"folders only, it reaches no hub")
+    return None
 
 
 def examples(kernel: Any, name: str, data_dir: Path | None, limit: int | None) -> tuple[Any, list, list]:
@@ -141,7 +160,7 @@ def self_check(tasks: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="Qwen/Qwen2.5-0.5B", help="hub id or folder both families load")
+    parser.add_argument("--model", default=None, help="a local model folder both families load (no hub id)")
     parser.add_argument("--tasks", default="c3,tnews", help="comma-separated tasks scored by likelihood")
     parser.add_argument("--data-dir", type=Path, default=None, help="CLUE data (default: the bundled samples)")
     parser.add_argument("--limit", type=int, default=None, help="first N dev examples per task")
@@ -152,8 +171,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.self_check:
         ok = self_check(tasks)
     else:
-        ensure_vllm()
-        ok = run(args.model, tasks, args.data_dir, args.limit, {"dtype": "bfloat16"},
+        reason = not_here()
+        if reason:
+            print(reason)
+            return 0
+        problem = model_folder_problem(args.model)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+        os.environ["HF_HUB_OFFLINE"] = os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        ok = run(str(Path(args.model).expanduser()), tasks, args.data_dir, args.limit, {"dtype": "bfloat16"},
                  {"tensor_parallel_size": args.tensor_parallel_size}, GOALS["max_abs"], True)
     print("all goals met" if ok else "some goals NOT met")
     return 0 if ok else 1
