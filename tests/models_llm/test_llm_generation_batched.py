@@ -176,6 +176,21 @@ def test_few_rows_of_the_head_equal_the_models_own_logits(llama) -> None:
     assert torch.equal(head.few(hidden), biased(hidden))
 
 
+def test_a_head_placed_by_accelerate_is_called_as_a_module(llama) -> None:
+    """accelerate's hooks move a call's inputs to the weights' device, or load offloaded weights, in the
+    module's call: a head carrying one (``_hf_hook``) is called, never read as a bare matrix."""
+    import copy
+
+    linear = copy.deepcopy(llama.lm_head)
+    calls = []
+    linear._hf_hook = object()  # what accelerate's add_hook_to_module sets
+    linear.register_forward_pre_hook(lambda module, args: calls.append(args[0].shape))
+    head = Head(llama)
+    head.linear = linear
+    hidden = torch.randn(3, llama.config.hidden_size, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(head.few(hidden), linear(hidden)) and len(calls) == 2
+
+
 ARTICLES = ("天地玄黄宇宙洪荒", "日月盈昃辰宿列张", "寒来暑往秋收冬藏")
 
 

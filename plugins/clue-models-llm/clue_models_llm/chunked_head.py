@@ -89,8 +89,9 @@ class Head:
         """
         weight = getattr(self.linear, "weight", None)
         if (type(self.linear) is not torch.nn.Linear or self.linear.bias is not None or weight is None
-                or weight.dtype != torch.float32 or hidden.dtype != torch.float32 or hidden.dim() != 2):
-            return self.logits(hidden)
+                or weight.dtype != torch.float32 or hidden.dtype != torch.float32 or hidden.dim() != 2
+                or hasattr(self.linear, "_hf_hook") or weight.device != hidden.device):
+            return self.logits(hidden)  # accelerate's hooks (offloaded or placed weights) run in the module's call
         logits = torch.mm(weight, hidden.T).T
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
