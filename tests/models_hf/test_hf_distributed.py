@@ -52,3 +52,28 @@ def test_two_processes_train_and_predict_like_one(demo_run, tmp_path: Path) -> N
         assert a["scores"] == pytest.approx(b["scores"], abs=1e-5)
     metrics = [json.loads((d / "afqmc" / "metrics.json").read_text())["dev"] for d in (runs, tmp_path / "predicted")]
     assert metrics[0] == metrics[1]
+
+
+def test_a_launch_environment_accelerate_refuses_is_one_line_exit_2(monkeypatch, tmp_path: Path) -> None:
+    """RANK and WORLD_SIZE without MASTER_ADDR (a hand-set environment, not a launcher's): accelerate's
+    ValueError was a traceback; now one ``error:`` line naming what is missing, nothing written."""
+    from .conftest import invoke
+
+    for name in ("MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("CLUE_HOME", str(tmp_path / "clue-home"))
+    from accelerate.state import PartialState
+
+    PartialState._reset_state()  # as in a fresh process: an earlier test's state would not read the environment
+    result = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "-o", tmp_path / "o")
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: accelerate cannot set up") and "MASTER_ADDR" in lines[-1], result.output
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    assert not {"LOCAL_RANK", "MASTER_PORT", "MASTER_ADDR"} & set(os.environ)  # accelerate's were taken back
+    again = invoke("run", "afqmc", "--model", "hf-tiny", "--sample", "--limit", "2", "-o", tmp_path / "o")
+    assert again.exit_code == 0, again.output  # a later run in this process is a plain one-process run

@@ -69,9 +69,19 @@ def make_accelerator(settings: Settings, project_dir: Path | None = None) -> Any
     if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
         atexit.unregister(leave_process_group)  # registered once however many learners a run builds
         atexit.register(leave_process_group)
-    return Accelerator(mixed_precision=settings.mixed_precision,
-                       gradient_accumulation_steps=settings.gradient_accumulation_steps,
-                       cpu=cpu_processes(), **options)
+    environment = dict(os.environ)
+    try:
+        return Accelerator(mixed_precision=settings.mixed_precision,
+                           gradient_accumulation_steps=settings.gradient_accumulation_steps,
+                           cpu=cpu_processes(), **options)
+    except ValueError as error:  # the launch environment it reads (RANK, WORLD_SIZE, MASTER_ADDR…), not our code
+        # accelerate sets LOCAL_RANK, MASTER_PORT… before it refuses: nothing half-set is left for a later
+        # run in this process (the API, tests), in the environment or in its state
+        for name in set(os.environ) - set(environment):
+            del os.environ[name]
+        os.environ.update(environment)
+        AcceleratorState._reset_state(True)
+        raise ClueError(f"accelerate cannot set up this run's processes: {error}") from None
 
 
 def leave_process_group() -> None:
