@@ -34,6 +34,10 @@ def saved_family(folder: Path) -> str | None:
     import json
 
     try:
-        return str(json.loads(path.read_text(encoding="utf-8"))["model"])
+        family = json.loads(path.read_text(encoding="utf-8"))["model"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ClueError(f"{path}: unreadable model description ({exc})") from None
+    if not isinstance(family, str) or not family:  # null, a number: not a family to look up as 'None'
+        raise ClueError(f"{path}: field 'model' must name the model family that saved it (such as \"hf\"), "
+                        f"not {json.dumps(family, ensure_ascii=False)}")
+    return family

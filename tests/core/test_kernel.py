@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clue_builtin import hooks as builtin
-from clue_core.errors import PluginError, UnknownNameError
+from clue_core.errors import ClueError, PluginError, UnknownNameError
 from clue_core.kernel import Kernel
 from clue_core.plugin import CLASSIFICATION, MetricSpec, TaskSpec, hookimpl
 
@@ -195,6 +195,18 @@ def test_model_resolution_family_saved_directory_and_errors(tmp_path):
         kernel.model("hf:")
     with pytest.raises(UnknownNameError, match="not a saved model directory"):
         kernel.model(str(tmp_path))
+
+
+@pytest.mark.parametrize("value", ["null", "7", '""', '["hf"]'])
+def test_a_saved_model_whose_family_is_not_a_name_is_one_line_naming_the_file(tmp_path, value):
+    saved = tmp_path / "model"
+    saved.mkdir()
+    (saved / "clue_model.json").write_text(f'{{"model": {value}}}')
+    with pytest.raises(ClueError) as caught:
+        Kernel().model(str(saved))
+    message = str(caught.value)
+    assert message.startswith(str(saved / "clue_model.json")) and "field 'model'" in message
+    assert "None" not in message and "\n" not in message
 
 
 def test_plugin_can_be_a_module():
