@@ -238,11 +238,14 @@ def first_missing(output_dir: Path) -> Path | None:
 
 
 def hold(output_dir: Path, runs: Sequence[RunPaths], command: list[str], echo: Any, locks: list[RunLock]) -> None:
-    """The output folder made and each run folder's lock taken in order, appended to ``locks`` as it is
-    taken (the caller releases them, also after a failure here); ``command`` is what each lock file names."""
+    """The output folder made and each run folder's lock taken, appended to ``locks`` as it is taken (the
+    caller releases them, also after a failure here); ``command`` is what each lock file names.
+
+    Locks are taken in the order of their paths, not the run's: ``run afqmc tnews`` and ``run tnews afqmc``
+    started together each took its first task's lock and were then both refused the other's."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
-        for paths in runs:
+        for paths in sorted(runs, key=lambda each: str(each.lock)):
             lock = RunLock(paths.lock, paths.final)
             lock.acquire(command, echo)
             locks.append(lock)

@@ -165,3 +165,24 @@ def test_a_later_tasks_metric_that_does_not_import_stops_the_run_before_the_firs
     assert "running with" not in again.output  # the first task ran, and replaced its complete run, before
     assert (out / "review-sentiment" / "manifest.json").read_text(encoding="utf-8") == before
     assert sorted(p.name for p in out.iterdir()) == ["review-sentiment"]
+
+
+def test_locks_are_taken_in_the_order_of_their_paths_not_the_runs(run_cli, tmp_path, monkeypatch):
+    """`run afqmc tnews` and `run tnews afqmc` started together used to take one lock each and were then
+    both refused the other's; taken in one order, one of them gets both."""
+    from clue_core import rundir
+    from clue_core.errors import ClueError
+
+    asked: list[str] = []
+
+    def refused(self, command, echo):
+        asked.append(self.final.name)
+        raise ClueError(f"{self.final} is in use")
+
+    monkeypatch.setattr(rundir.RunLock, "acquire", refused)
+    out = tmp_path / "out"
+    for order in (["tnews", "afqmc"], ["afqmc", "tnews"]):
+        result = run_cli("run", *order, "--model", "baseline", "--sample", "-o", out)
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines() == [f"error: {out / 'afqmc'} is in use"]
+    assert asked == ["afqmc", "afqmc"]
