@@ -133,7 +133,7 @@ class RunWriter:
             "no_train": request.no_train,
             "partial": ({"limit": request.limit, **({"first": True} if request.first else {})}
                         if request.limit is not None else None),
-            "data": {"source": "sample" if request.sample else "dir", "data_dir": str(plan.data_dir),
+            "data": {"source": "sample" if request.sample else "dir", "data_dir": os.path.abspath(plan.data_dir),
                      "user_data_dir": str(request.data_dir) if request.data_dir else None, "files": plan.checksums},
             **({"repeat": dict(plan.repeat)} if plan.repeat else {}),  # the variant of an expanded plan it is
             # examples per split (``test <version>`` for each test version read), as metrics.json records them

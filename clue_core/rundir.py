@@ -241,7 +241,7 @@ def hold(output_dir: Path, runs: Sequence[RunPaths], command: list[str], echo: A
     """The output folder made and each run folder's lock taken, appended to ``locks`` as it is taken (the
     caller releases them, also after a failure here); ``command`` is what each lock file names.
 
-    Locks are taken in the order of their paths, not the run's: ``run afqmc tnews`` and ``run tnews afqmc``
+    Locks are taken in the order of their paths, not the run's: ``run a b`` and ``run b a``
     started together each took its first task's lock and were then both refused the other's."""
     try:
         output_dir.mkdir(parents=True, exist_ok=True)

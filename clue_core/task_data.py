@@ -7,6 +7,7 @@ or ``--first`` asks (:func:`limited`), their notes and the files' checksums (the
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -45,10 +46,17 @@ def read_task_data(plan: TaskPlan, request: RunRequest, kernel: Kernel) -> None:
         plan.notes += [f"test {version.version}: {note}" for note in plan.tests[version.version].notes]
     plan.notes += partial
     files = sorted({f for part in [*plan.splits.values(), *plan.tests.values()] for f in part.files})
-    plan.checksums = data.file_checksums([Path(f) for f in files]) if files else {}
-    if plan.resume and plan.checksums != plan.resumed_files:  # the one resume check that needs the data
+    # absolute, as the manifest's data_dir: a relative --data-dir named other files from another folder
+    plan.checksums = _absolute(data.file_checksums([Path(f) for f in files])) if files else {}
+    if plan.resume and plan.checksums != _absolute(plan.resumed_files):  # the one resume check that needs the data
         raise ClueError(f"cannot resume {plan.paths.staging}: it was started with a different set of data files "
-                        f"({_changed(plan.resumed_files or {}, plan.checksums)}); use --overwrite to start over")
+                        f"({_changed(_absolute(plan.resumed_files), plan.checksums)}); use --overwrite to start over")
+
+
+def _absolute(files: object) -> dict[str, str]:
+    """A manifest's ``files`` keyed by absolute paths (earlier versions wrote them as typed, relative to the
+    folder the run started in: the one a resume of such a staging folder runs from)."""
+    return {os.path.abspath(name): digest for name, digest in files.items()} if isinstance(files, dict) else {}
 
 
 def _changed(then: dict[str, str], now: dict[str, str]) -> str:

@@ -86,3 +86,37 @@ def test_a_later_task_that_cannot_resume_stops_the_run_before_any_data_is_read(r
         f"error: {out / 'tnews'} already holds a run; pass --overwrite to replace it (the old run stays until "
         f"the new one is complete) or --resume to continue it\n")
     assert read == [] and sorted(p.name for p in out.iterdir()) == ["tnews"]  # no afqmc, no lock left
+
+
+def test_a_relative_data_dir_is_recorded_absolute_and_resumes_from_another_folder(run_cli, tmp_path, monkeypatch):
+    """The manifest used to keep `--data-dir data/afqmc` as typed: resumed from another folder with the path
+    that reaches the same files there, the run was refused for 'a different set of data files', and the
+    report read the dev data relative to wherever it was drawn."""
+    import json
+
+    shutil.copytree(SAMPLE / "afqmc", tmp_path / "data" / "afqmc")
+    _interrupt_first_fit(monkeypatch)
+    out = tmp_path / "runs"
+    monkeypatch.chdir(tmp_path)
+    stopped = run_cli("run", "afqmc", "-m", "baseline", "--data-dir", "data/afqmc", "-o", out)
+    assert stopped.exit_code == 130
+    monkeypatch.chdir(tmp_path / "data")
+    resumed = run_cli("run", "afqmc", "-m", "baseline", "--data-dir", "afqmc", "-o", out, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    source = json.loads((out / "afqmc" / "manifest.json").read_text(encoding="utf-8"))["data"]
+    assert source["data_dir"] == str(tmp_path / "data" / "afqmc") and source["user_data_dir"] == "afqmc"
+    assert sorted(source["files"]) == [str(tmp_path / "data" / "afqmc" / f"{s}.json") for s in ("dev", "test", "train")]
+
+
+def test_a_run_staged_with_relative_file_names_still_resumes_from_its_folder(run_cli, tmp_path, monkeypatch):
+    """Staging folders an earlier version wrote name their data files as typed, relative to where the run started."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    data, out = _staged_afqmc(run_cli, tmp_path, monkeypatch)
+    manifest = out / ".afqmc.staging" / "manifest.json"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record["data"]["files"] = {str(Path(k).relative_to(tmp_path)): v for k, v in record["data"]["files"].items()}
+    manifest.write_text(json.dumps(record), encoding="utf-8")
+    resumed = run_cli("run", "afqmc", "-m", "baseline", "--data-dir", data, "-o", out, "--resume")
+    assert resumed.exit_code == 0, resumed.output

@@ -220,8 +220,10 @@ def test_the_zips_name_is_printed_with_its_control_characters_escaped(run_cli, k
 
 def test_a_run_on_a_relative_data_dir_submitted_from_elsewhere_says_where_to_run(
         run_cli, kernel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The manifest records ``--data-dir data`` as given (relative to where the run started, which it does
-    not record): submit from another folder said the test data 'is gone' while it was there."""
+    """A run records its data folder absolute, so submit finds the test data from any folder; a run an
+    earlier version recorded as typed (``--data-dir data``, relative to a folder it did not record) gets a
+    line that says where to run submit, not that the test data 'is gone' while it was there."""
+    import json
     import shutil
 
     from clue_core.plugin import resolve_task_data
@@ -230,12 +232,19 @@ def test_a_run_on_a_relative_data_dir_submitted_from_elsewhere_says_where_to_run
     shutil.copytree(resolve_task_data(kernel.task("afqmc"), sample=True), project / "data" / "afqmc")
     monkeypatch.chdir(project)
     [record] = api.run(["afqmc"], model="baseline", data_dir="data", output_dir="runs", kernel=kernel, echo=None)
-    recorded = record.manifest.source["data_dir"]
-    assert not Path(recorded).is_absolute()  # if the record ever holds an absolute path, this test has no case
+    assert record.manifest.source["data_dir"] == str(project / "data" / "afqmc")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     run_dir = project / "runs" / "afqmc"
+    result = run_cli("submit", run_dir, "-o", "s.zip", kernel=kernel)
+    assert result.exit_code == 0, result.output
+    (elsewhere / "s.zip").unlink()
+
+    manifest = run_dir / "manifest.json"
+    older = json.loads(manifest.read_text(encoding="utf-8"))
+    older["data"]["data_dir"] = recorded = "data/afqmc"
+    manifest.write_text(json.dumps(older), encoding="utf-8")
     line = _one_line(run_cli("submit", run_dir, "-o", "s.zip", kernel=kernel))
     assert line == (f"error: {run_dir}: the test data it was run on ({recorded}) is a path relative to the "
                     f"folder the run was started in, not found from {elsewhere}; run submit from that folder")
