@@ -68,8 +68,11 @@ def test_the_draws_are_seeded(runs):
     assert compare(Kernel(), [runs["perfect"]], [runs["afqmc"]], samples=500, seed=1) == one
 
 
-def test_a_metric_without_per_example_values_runs_again_on_each_draw(runs, tmp_path):
-    """macro F1 is no mean of per-example values: each draw is scored by the metric itself."""
+def test_a_metric_without_per_example_values_runs_again_on_each_draw(runs, tmp_path, monkeypatch, capsys):
+    """macro F1 is no mean of per-example values: each draw is scored by the metric itself, which is slow
+    enough to show its progress (it showed none)."""
+    monkeypatch.setenv("CLUE_PROGRESS", "lines")
+    monkeypatch.setenv("CLUE_PROGRESS_EVERY", "0")
     copies = []
     for name in ("perfect", "afqmc"):
         copy = shutil.copytree(runs[name], tmp_path / name)
@@ -82,6 +85,9 @@ def test_a_metric_without_per_example_values_runs_again_on_each_draw(runs, tmp_p
     result = compare(Kernel(), [copies[0]], [copies[1]], samples=200)
     majority = json.loads((copies[1] / "metrics.json").read_text())["dev"]["macro_f1"]
     assert result["difference"] == pytest.approx(100 - majority) and result["low"] > 0
+    lines = capsys.readouterr().err.splitlines()
+    assert "bootstrap: afqmc macro_f1: 1/200 draws" in lines[0] and lines[-1].startswith(
+        "bootstrap: afqmc macro_f1: 200/200 draws in ")
 
 
 def test_runs_of_two_tasks_or_two_example_sets_are_refused_in_one_line(run_cli, runs):

@@ -39,6 +39,7 @@ from clue_core.plugin import (
     MetricResult,
     MultipleChoiceExample,
     Prediction,
+    Progress,
     Registry,
     SpanExample,
     read_run,
@@ -240,13 +241,16 @@ def compare(kernel: Registry, runs_a: Sequence[Path], runs_b: Sequence[Path], *,
         units = unit_members(groups, len(order))
         check_units(len(units), split)
         draws = np.empty(draws_wanted)
-        for k in range(draws_wanted):
-            drawn_units = rng.integers(0, len(units), len(units))
-            index = [i for u in drawn_units for i in units[u]] if groups is not None else drawn_units
-            drawn = [examples[i] for i in index]
-            sides = [statistics.fmean(_totals(compute(drawn, predictions(answers, index), **kwargs))[0][a.metric]
-                                      for answers in side.answers) for side in (a, b)]
-            draws[k] = sides[0] - sides[1]
+        # each draw scores every run again (seconds to minutes in all): a bar, or a line every ~15 s in a log
+        with Progress(draws_wanted, f"bootstrap: {task.name} {a.metric}", "draws") as progress:
+            for k in range(draws_wanted):
+                drawn_units = rng.integers(0, len(units), len(units))
+                index = [i for u in drawn_units for i in units[u]] if groups is not None else drawn_units
+                drawn = [examples[i] for i in index]
+                sides = [statistics.fmean(_totals(compute(drawn, predictions(answers, index), **kwargs))[0][a.metric]
+                                          for answers in side.answers) for side in (a, b)]
+                draws[k] = sides[0] - sides[1]
+                progress.update()
     tail = (1.0 - confidence) / 2
     far = int(np.sum(np.abs(draws - observed) >= abs(observed) - 1e-12))
     clustered = {"unit": "group", "groups": len(set(groups))} if groups is not None else {"unit": "example"}
