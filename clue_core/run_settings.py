@@ -43,9 +43,14 @@ def resolve_settings(kernel: Registry, request: RunRequest, tasks: Sequence[Task
     general = [Layer(f"{config} [settings]", request.settings, user=True),
                *override_layers(request.overrides, request.override_sources)]
     every_name = sorted({name for own in declared.values() for name in own})
-    for layer in general:
+    unread = {s.name for task in tasks for s in task.settings if s.model_reads and s.name not in declared[task.name]}
+    tables = [Layer(f"{config} [task.{name}]", values) for name, values in request.task_settings.items()]
+    for layer in [*general, *tables]:
         for key in layer.values:
-            if not any(_reads(own, key) for own in declared.values()):
+            if key in unread:
+                raise SettingError(f"setting '{key}' ({layer.source}) is for the models that read it, and "
+                                   f"{request.model} does not: it would change nothing in this run")
+            if layer in general and not any(_reads(own, key) for own in declared.values()):
                 raise unknown_setting(key, every_name, layer.source)
     resolved = {}
     for task in tasks:
@@ -69,8 +74,11 @@ def resolve_settings(kernel: Registry, request: RunRequest, tasks: Sequence[Task
 
 
 def _declared(kernel: Registry, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
+    """Every setting a run of ``task`` with ``model`` reads; a task's ``model_reads`` one only where the model reads it."""
     metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
-    return merge_declarations([*task.settings, *task.decode_settings, *task.reader_settings, *metric_settings,
+    model_reads = {s.name for s in model.settings}
+    task_settings = [s for s in task.settings if not s.model_reads or s.name in model_reads]
+    return merge_declarations([*task_settings, *task.decode_settings, *task.reader_settings, *metric_settings,
                                *model.settings],
                               f"{task.name} with {model.name}")
 

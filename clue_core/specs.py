@@ -73,7 +73,9 @@ class Setting(SpecMixin):
     ``secret``, that variable's value is a secret too. ``secret_env`` marks a setting whose value
     *names* an environment variable holding a secret (``api_key_env``). Either way the kernel
     redacts the variable's value (8 characters or longer) from everything it writes or prints
-    (:mod:`clue_core.redaction`).
+    (:mod:`clue_core.redaction`). ``model_reads`` marks a task's setting that only a model reads (a
+    prompt's ``protocol``): with a model that declares no setting of that name, a value given for it
+    is refused, not silently ignored.
     """
 
     name: str
@@ -92,6 +94,7 @@ class Setting(SpecMixin):
     secret: bool = False
     env: str = ""
     secret_env: bool = False
+    model_reads: bool = False
 
 
 OFFICIAL_DATA_URL = "https://storage.googleapis.com/cluebenchmark/tasks/"

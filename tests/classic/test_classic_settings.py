@@ -54,9 +54,27 @@ def test_task_recommendations_reach_a_model_that_declares_them(run_cli, kernel: 
     assert got["csl"]["max_length"] == (256, "task csl")
     assert got["afqmc"]["batch_size"] == (32, "task afqmc")
     # warmup_ratio and epochs are recommended too, but a model that does not declare them never sees them
-    # (protocol is the task's own setting: which prompt an LLM is asked by, clue-core's or an OpenCompass preset)
-    assert set(got["afqmc"]) == {"batch_size", "learning_rate", "max_length", "protocol"}
-    assert got["afqmc"]["protocol"] == ("clue-core", "default")
+    # nor protocol: the task declares its choices (clue-core's prompt or an OpenCompass preset) for the models
+    # that ask by prompt, and this one declares no such setting
+    assert set(got["afqmc"]) == {"batch_size", "learning_rate", "max_length"}
+
+
+def test_a_protocol_for_a_model_that_does_not_prompt_is_refused_not_ignored(run_cli, kernel: Kernel,
+                                                                          tmp_path: Path) -> None:
+    """`--set protocol=opencompass:…` with an encoder (or recorded answers) was accepted, shown by --dry-run and
+    recorded in the manifest, and changed nothing: the model never reads it."""
+    preset = "protocol=opencompass:CLUE_afqmc_gen_901306"
+    for model in ("probe", "baseline"):
+        result = run_cli("run", "afqmc", "--model", model, "--sample", "--dry-run", "--set", preset, kernel=kernel)
+        assert result.exit_code == 2 and result.output == (
+            f"error: setting 'protocol' (--set) is for the models that read it, and {model} does not: "
+            f"it would change nothing in this run\n")
+    config = tmp_path / "run.toml"
+    config.write_text('[task.afqmc]\nprotocol = "clue-core"\n', encoding="utf-8")
+    result = run_cli("run", "afqmc", "--model", "baseline", "--sample", "--dry-run", "--config", config, kernel=kernel)
+    assert result.exit_code == 2 and f"setting 'protocol' (config file {config} [task.afqmc])" in result.output
+    result = run_cli("run", "afqmc", "--model", "llm-tiny", "--sample", "--dry-run", "--set", preset)  # every plugin
+    assert result.exit_code == 0 and "protocol = 'opencompass:CLUE_afqmc_gen_901306'  (--set)" in result.output
 
 
 def test_config_settings_then_task_tables_then_set_override_the_recommendations(

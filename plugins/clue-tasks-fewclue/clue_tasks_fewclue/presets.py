@@ -217,7 +217,7 @@ def protocol_setting(task: str) -> Setting:
     """The task's ``protocol`` setting: clue-core's own prompt or one of its presets (clue-models-llm reads it)."""
     return Setting("protocol", str, "clue-core", "language models: whose protocol the task is asked under: "
                    "clue-core (its own prompt) or an OpenCompass config reproduced (clue_tasks_fewclue.presets)",
-                   choices=("clue-core", *PRESETS.get(task, {})), report=True)
+                   choices=("clue-core", *PRESETS.get(task, {})), report=True, model_reads=True)
 
 
 def task_settings(task: str) -> tuple[Setting, ...]:
