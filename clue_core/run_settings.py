@@ -74,7 +74,7 @@ def resolve_settings(kernel: Registry, request: RunRequest, tasks: Sequence[Task
 
 
 def _declared(kernel: Registry, task: TaskSpec, model: ModelSpec) -> dict[str, Any]:
-    """Every setting a run of ``task`` with ``model`` reads; a task's ``model_reads`` one only where the model reads it."""
+    """Every setting a run of ``task`` with ``model`` reads (a task's ``model_reads`` one where the model reads it)."""
     metric_settings = [s for name in task.metrics for s in kernel.metric(name).settings]
     model_reads = {s.name for s in model.settings}
     task_settings = [s for s in task.settings if not s.model_reads or s.name in model_reads]
