@@ -21,11 +21,16 @@ DEMO_DIR ?= runs/demo
 # backends/, which the build fills. pip's wheel cache ignores CMAKE_ARGS, so the wheel is built without it,
 # under a lock, into LLAMA_HOME (keyed by the version and these flags), and installed from there alone: a
 # natively built wheel cached earlier never comes back. tests/models_llm/test_llamacpp_build.py checks it.
+# The AMX variant (sapphirerapids) is removed once built: llama.cpp 0.3.36's AMX matmul hands _tile_loadconfig a
+# tile config the compiler did not keep (ggml-org/llama.cpp pull request 26954), and its first tilezero died with
+# SIGILL on an Intel Xeon VM whose AMX otherwise works. zen4 is the same variant without AMX, and is picked there.
+# Removed on every install too, so a cache built before this line loses it as well.
 LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CPP_VERSION) $(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 LLAMA_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clue-core/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(LLAMA_KEY)
 LLAMA_BUILT := $(LLAMA_HOME)/.built
+LLAMA_DROPPED := $(LLAMA_HOME)/backends/libggml-cpu-sapphirerapids.so
 
 .PHONY: install demo test lint bench llama-wheel clean
 
@@ -43,11 +48,12 @@ $(LLAMA_BUILT):
 	  CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
 	  $(BIN)/python -m pip wheel --quiet --no-deps --no-cache-dir --no-binary llama-cpp-python \
 	    -w $(LLAMA_HOME)/wheel llama-cpp-python==$(LLAMA_CPP_VERSION) && \
-	  ls $(LLAMA_HOME)/backends/libggml-cpu-*.so >/dev/null && touch $@; }'
+	  rm -f $(LLAMA_DROPPED) && ls $(LLAMA_HOME)/backends/libggml-cpu-*.so >/dev/null && touch $@; }'
 
 llama-wheel: $(LLAMA_BUILT)
 
-$(DEV_STAMP): $(DEMO_STAMP) requirements-dev.txt $(LLAMA_BUILT)
+$(DEV_STAMP): $(DEMO_STAMP) requirements-dev.txt $(LLAMA_BUILT) Makefile
+	rm -f $(LLAMA_DROPPED)
 	$(BIN)/python -m pip install --quiet -c constraints.txt --find-links $(LLAMA_HOME)/wheel --only-binary llama-cpp-python -r requirements-dev.txt
 	# replaces a llama-cpp-python installed earlier from another build (a native one)
 	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall $(LLAMA_HOME)/wheel/llama_cpp_python-*.whl

@@ -76,3 +76,15 @@ def test_the_cpu_backend_was_chosen_at_run_time(evaluation: subprocess.Completed
     variant = Path(loaded[0]).name
     assert re.fullmatch(r"libggml-cpu-[a-z0-9_]+\.so", variant), variant
     print(f"llama.cpp chose {variant} for this CPU")
+
+
+def test_the_amx_variant_is_not_installed(evaluation: subprocess.CompletedProcess[str]) -> None:
+    """llama.cpp 0.3.36's AMX matmul died with SIGILL at its first tile instruction on an Intel Xeon VM whose AMX
+    works (it loads a tile config the compiler did not keep): the Makefile removes that variant, so an AMX CPU
+    gets zen4's (the same without AMX). Checked on every CPU: the folder is the same wherever it was built."""
+    loaded = re.findall(r"loaded CPU backend from (\S+)", evaluation.stderr)
+    assert loaded, evaluation.stderr[-2000:]
+    folder = Path(loaded[0]).parent
+    assert sorted(folder.glob("libggml-cpu-*.so")), folder
+    assert not (folder / "libggml-cpu-sapphirerapids.so").exists(), (
+        f"{folder} holds llama.cpp's AMX variant, which traps: rerun make install, which removes it")
